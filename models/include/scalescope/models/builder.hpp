@@ -1,0 +1,103 @@
+// Plan -> task graph: the per-rank tasks of one training iteration (DP, TP, SP, PP with GPipe / 1F1B /
+// interleaved schedules, ZeRO 1-3, recompute, gradient accumulation) for the simulator.
+//
+// Rank layout (Megatron-LM order): tp innermost, then dp, then pp:
+//     rank = tp_rank + tp * (dp_rank + dp * stage)
+// so a tensor-parallel group is tp consecutive GPUs (inside a node when tp <= GPUs per node).
+//
+// Streams per rank: 0 compute (compute and the TP/SP collectives, which sit on its critical path as in
+// Megatron without TP overlap), 1 gradient sync (DP all-reduce / ZeRO reduce-scatter and all-gather,
+// tied-embedding all-reduce), 2 / 3 PP send / recv of activations, 4 / 5 PP send / recv of gradients,
+// 6 ZeRO-3 parameter all-gathers (prefetch).
+//
+// Per micro-batch and model chunk: a forward unit (recv activations, compute, TP collectives, send)
+// and a backward unit (recv gradients, recompute, compute, TP collectives, send), ordered on the
+// compute stream by the schedule (pipeline_order). What each unit contains:
+//  - TP without sp: 2 all-reduces per layer forward and 2 backward of mbs*seq*hidden*2 bytes (full
+//    recompute repeats the forward ones); the vocab-parallel embedding adds one forward all-reduce and
+//    the LM head input one backward all-reduce. With sp: an all-gather + reduce-scatter pair in place
+//    of each all-reduce (same nccl-tests size), embedding reduce-scatter / all-gather, head all-gather /
+//    reduce-scatter. The 3 small all-reduces of the vocab-parallel cross entropy are left out.
+//  - PP: activations (fwd) and their gradients (bwd) of mbs*seq*hidden*2 bytes (/tp with sp) go from
+//    each rank to the same (dp, tp) rank of the next / previous stage.
+//  - Gradient sync over the dp group (grads of g = 4 bytes per element for precision=mixed, fp32 main
+//    grads as in Megatron-LM and PyTorch DDP with fp32 parameters; 2 for bf16), buckets of bucket_MB
+//    MiB (PyTorch DDP's bucket_cap_mb is in MiB) filled in backward order (LM head, layers last to
+//    first, embedding) per model chunk; buckets close at layer boundaries once they reach the cap,
+//    so a layer bigger than the cap makes a bucket of its own (DDP gives an oversized tensor its own
+//    bucket). With overlap, a bucket is launched when the backward task that completes it ends.
+//      zero=0: all-reduce on the last micro-batch only (gradient accumulation; DDP no_sync).
+//      zero=1: reduce-scatter of the buckets after the whole backward (last micro-batch), sharded
+//              optimizer step, all-gather of the bf16 parameters (2 bytes) per bucket.
+//      zero=2: reduce-scatter in buckets during the backward of EVERY micro-batch (the gradients are
+//              sharded, so they cannot be accumulated whole, as in DeepSpeed), then as zero=1.
+//      zero=3: as zero=2, plus an all-gather of each layer's bf16 parameters before its forward and
+//              again before its backward (every micro-batch), prefetched one layer ahead on stream 6:
+//              the gather of use u waits for the compute of use u-2 (two layers' buffers).
+//    overlap=false: the gradient sync of a unit (zero 2/3) or of the iteration (zero 0/1) starts after
+//    its backward.
+//  - Tied embeddings with pp > 1: all-reduce of the embedding gradient (V/tp*h*g bytes) between the
+//    first and last stage (same dp, tp rank) after the backward.
+//  - Optimizer: one task after the rank's gradient sync (optimizer_cost over its parameters, /dp with
+//    ZeRO), then the ZeRO-1/2 parameter all-gathers. The step ends when every rank is done.
+// Granularity (what is merged, to keep 1,000-GPU graphs small): a unit is ONE compute task for all its
+// layers (plus embedding / head) followed by ONE collective per op with the summed bytes of its TP
+// collectives, since on the compute stream compute and TP collectives run back to back either way.
+// This drops the fixed latency of the merged collectives (k collectives of S cost k*(a + S/B), one of
+// kS costs a + kS/B). A unit is split per layer where the gradient sync needs the per-layer readiness
+// (the micro-batch that syncs gradients with overlap, every unit under ZeRO-3) or when
+// BuildOptions::per_layer_tasks is set.
+#pragma once
+
+#include <vector>
+
+#include "scalescope/models/compute_model.hpp"
+#include "scalescope/models/layer_costs.hpp"
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/models/plan.hpp"
+#include "scalescope/sim/cluster.hpp"
+#include "scalescope/sim/task_graph.hpp"
+
+namespace scalescope::models {
+
+struct BuildOptions {
+  /// Only one representative pipeline (the pp ranks with tp_rank = 0 and dp_rank = 0): the symmetric
+  /// fast path of the simulator (absent DP/TP peers are assumed identical).
+  bool symmetric = true;
+  /// One compute task per layer and one collective per TP operation everywhere (finer traces, exact
+  /// collective latencies, more tasks).
+  bool per_layer_tasks = false;
+  CostOptions costs;
+};
+
+/// Streams of every rank (see the header comment).
+enum BuilderStream : int {
+  kStreamCompute = 0, kStreamGradSync = 1, kStreamSendFwd = 2, kStreamRecvFwd = 3,
+  kStreamSendBwd = 4, kStreamRecvBwd = 5, kStreamZeroGather = 6
+};
+
+/// Global rank of (stage, dp_rank, tp_rank) in the Megatron layout above.
+int plan_rank(const Plan& plan, int stage, int dp_rank, int tp_rank);
+
+/// One entry of a stage's compute order: forward or backward of (model chunk, micro-batch).
+struct ScheduleStep {
+  bool forward = true;
+  int chunk = 0;
+  int microbatch = 0;
+  bool operator==(const ScheduleStep&) const = default;
+};
+
+/// The order in which stage `stage` runs its forward and backward passes:
+///  gpipe: every forward (micro-batch 0..m-1), then every backward (0..m-1).
+///  1f1b: min(pp - stage - 1, m) warm-up forwards, then one forward and one backward alternately,
+///        then the remaining backwards (Megatron-LM forward_backward_pipelining_without_interleaving).
+///  interleaved: Megatron-LM forward_backward_pipelining_with_interleaving: warm-up
+///        (pp - stage - 1) * 2 + (vpp - 1) * pp (all m*vpp when m == pp), chunk of virtual step k =
+///        (k mod pp*vpp) / pp (reversed for backward), micro-batch = (k / (pp*vpp)) * pp + k mod pp.
+std::vector<ScheduleStep> pipeline_order(Schedule schedule, int pp, int vpp, int stage, int microbatches);
+
+/// The task graph of one iteration. Checks the plan with validate(plan, model, cluster.num_gpus()).
+Expected<TaskGraph> build_task_graph(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
+                                     const ComputeModel& compute, const BuildOptions& options = {});
+
+}  // namespace scalescope::models

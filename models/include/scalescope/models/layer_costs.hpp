@@ -1,0 +1,80 @@
+// Compute time of the pieces a training task graph is made of, on one tensor-parallel rank for one
+// micro-batch: a transformer layer (forward, backward, recompute), the embedding, the LM head with
+// its loss, and the optimizer step; each is a list of kernels priced by ComputeModel.
+//
+// Kernels of one layer (t = mbs * seq tokens, h hidden, q / k query / kv widths, f ffn, tp ranks;
+// cuBLAS (m, n, k) of Y = X W: forward (out, t, in), dgrad (in, t, out), wgrad (out, in, t)):
+//   GEMMs: qkv (q + 2k)/tp x h, out-proj h x q/tp, fc1 f/tp (swiglu 2f/tp) x h, fc2 h x f/tp;
+//          backward = dgrad + wgrad of each.
+//   attention core, flash: one kernel of 4 t s q/tp FLOPs x 1/2 (the causal kernel skips the masked
+//          half), IO from layer_io_bytes; backward 2.5x the forward FLOPs (FlashAttention-2: 5 matmuls
+//          against 2). Not flash (Megatron 2021): batched GEMMs QK^T and AV (b*heads/tp of s x s x d),
+//          backward 4 of them, plus fused scale-mask-softmax (fwd 4 bytes per score element, bwd 6)
+//          and, with dropout, dropout (fwd 5 bytes per element: read, write, 1-byte mask; bwd 5).
+//   memory-bound: 2 norms, activation, 2 residual adds, RoPE (when the model uses it), bytes from
+//          layer_io_bytes (counts.hpp). Bias adds are fused into GEMM epilogues.
+// Recompute: full = the whole forward again before the backward; selective = the attention core
+//   forward again (nothing with flash attention: its backward kernel already recomputes the scores).
+// Embedding: forward gathers t rows (read + write t h 2 bytes; + learned positions 3 t h 2);
+//   backward: dense gradient of the vocab shard (zero-fill and index-add, t h 4 + V/tp h 2) plus
+//   accumulation into the gradient buffer (V/tp h (2 + 2g): read the bf16 gradient, read and write
+//   the buffer of g bytes per element).
+// LM head: final norm, logits GEMM V/tp x h, vocab-parallel cross entropy in fp32 (fwd: read bf16
+//   logits, write fp32 exp and softmax: t V/tp 10 bytes; bwd: read softmax, write bf16 dlogits:
+//   t V/tp 6 bytes); backward dgrad + wgrad of the logits GEMM and the final-norm backward.
+// Optimizer (Adam, multi-tensor): bytes per parameter held by the rank after ZeRO sharding,
+//   mixed precision: 4 (gradient-norm read of the fp32 grad) + 16 read (grad, master, m, v) + 12
+//   written (master, m, v) + 2 (bf16 weight copy) = 34; bf16: 2 + 8 read + 6 written = 16.
+// Every kernel costs ComputeModel::kernel_time (never less than the launch overhead).
+#pragma once
+
+#include <array>
+
+#include "scalescope/models/compute_model.hpp"
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/models/plan.hpp"
+#include "scalescope/sim/units.hpp"
+
+namespace scalescope::models {
+
+/// A sum of kernels: time, executed FLOPs, HBM bytes of the memory-bound kernels, and the time
+/// split by the provenance of each kernel's cost.
+struct PhaseCost {
+  Seconds time;
+  double flops = 0.0;
+  Bytes bytes;
+  int kernels = 0;
+  std::array<Seconds, kNumProvenances> by_provenance{};
+
+  /// Adds one kernel of device cost `c` (charged max(c.time, launch overhead)).
+  void add_kernel(const ComputeModel& model, KernelCost c, double kernel_flops = 0.0, Bytes kernel_bytes = Bytes(0));
+  PhaseCost& operator+=(const PhaseCost& o);
+  PhaseCost operator*(double k) const;
+};
+
+struct CostOptions {
+  bool flash_attention = true;  ///< false: Megatron 2021 attention (materialised scores)
+  bool dropout = false;         ///< dropout kernels on the scores (only without flash attention)
+  std::string dtype = "bf16";   ///< GEMM data type
+  int vocab_multiple = 128;     ///< Megatron --make-vocab-size-divisible-by
+};
+
+struct LayerCost {
+  PhaseCost forward, backward, recompute;
+};
+/// One transformer layer, one micro-batch of plan.mbs sequences, one tensor-parallel rank.
+LayerCost layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {});
+
+struct EdgeCost {
+  PhaseCost embedding_forward, embedding_backward, head_forward, head_backward;
+};
+/// Embedding (first stage) and final norm + LM head + loss (last stage), one micro-batch, one tp rank.
+EdgeCost edge_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {});
+
+/// Gradient bytes per element: 4 (fp32 main grads) for mixed precision, 2 for pure bf16.
+double grad_bytes_per_element(Precision precision);
+
+/// Adam step over the `params` parameters this rank updates (already divided by dp under ZeRO).
+PhaseCost optimizer_cost(double params, Precision precision, const ComputeModel& model);
+
+}  // namespace scalescope::models

@@ -1,0 +1,316 @@
+// Plan -> task graph: the per-build context and the emitter of one rank's forward/backward units,
+// TP collectives, PP transfers, gradient sync (DDP buckets, ZeRO 1-3) and optimizer step.
+#include "scalescope/models/builder.hpp"
+
+#include <cassert>
+
+#include "builder_impl.hpp"
+
+namespace scalescope::models {
+
+namespace detail {
+
+namespace {
+
+constexpr int kKindTp = 1, kKindDp = 2, kKindTie = 3, kKindGather = 4;
+
+std::uint32_t tag(int virtual_stage, bool forward) {
+  return static_cast<std::uint32_t>(virtual_stage * 2 + (forward ? 0 : 1));
+}
+
+std::int32_t layer_label(int layer) { return layer; }
+
+}  // namespace
+
+RankEmitter::RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, int dp_rank, int tp_rank)
+    : c_(ctx), g_(graph), stage_(stage), dp_rank_(dp_rank), tp_rank_(tp_rank) {
+  const Plan& p = *c_.plan;
+  rank_ = plan_rank(p, stage, dp_rank, tp_rank);
+  if (p.pp > 1) {
+    prev_ = plan_rank(p, (stage + p.pp - 1) % p.pp, dp_rank, tp_rank);
+    next_ = plan_rank(p, (stage + 1) % p.pp, dp_rank, tp_rank);
+  }
+  std::vector<int> ranks;
+  for (int i = 0; i < p.tp; ++i) ranks.push_back(plan_rank(p, stage, dp_rank, i));
+  tp_group_ = g_.intern_group(ranks);
+  ranks.clear();
+  for (int i = 0; i < p.dp; ++i) ranks.push_back(plan_rank(p, stage, i, tp_rank));
+  dp_group_ = g_.intern_group(ranks);
+}
+
+std::uint64_t RankEmitter::key(int kind, std::uint32_t group_index, std::uint32_t& seq) const {
+  return (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>(group_index) << 32) | seq++;
+}
+
+SyncMode RankEmitter::sync_mode(int microbatch) const {
+  const Plan& p = *c_.plan;
+  if (p.dp == 1) return SyncMode::none;
+  if (p.zero <= 1) {
+    if (microbatch != c_.m - 1) return SyncMode::none;
+    return p.zero == 0 && p.overlap ? SyncMode::overlap : SyncMode::after_backward;
+  }
+  return p.overlap ? SyncMode::overlap : SyncMode::after_unit;
+}
+
+bool RankEmitter::split_unit(int microbatch, bool forward) const {
+  const Plan& p = *c_.plan;
+  if (c_.options.per_layer_tasks || (p.zero == 3 && p.dp > 1)) return true;
+  return !forward && sync_mode(microbatch) == SyncMode::overlap;
+}
+
+TaskId RankEmitter::compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep) {
+  const TaskId t = g_.add_compute(rank_, kStreamCompute, cat, name, cost.time, labels, Flops(cost.flops), cost.bytes);
+  if (dep != kNoTask) g_.precede(dep, t);
+  last_compute_ = t;
+  return t;
+}
+
+RankEmitter::TpOps RankEmitter::tp_ops(Piece piece, bool forward) const {
+  const Plan& p = *c_.plan;
+  if (p.tp == 1) return {};
+  switch (piece) {
+    case Piece::layer: return p.sp ? TpOps{0, 2, 2} : TpOps{2, 0, 0};
+    case Piece::embedding:
+      if (forward) return p.sp ? TpOps{0, 0, 1} : TpOps{1, 0, 0};
+      return p.sp ? TpOps{0, 1, 0} : TpOps{};
+    case Piece::head:
+      if (forward) return p.sp ? TpOps{0, 1, 0} : TpOps{};
+      return p.sp ? TpOps{0, 0, 1} : TpOps{1, 0, 0};
+  }
+  return {};
+}
+
+TaskId RankEmitter::tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep) {
+  const double S = c_.act_bytes;
+  const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * c_.plan->dp + dp_rank_);
+  auto emit = [&](CollOp op, double bytes, TaskCategory cat, const char* name) {
+    const TaskId t = g_.add_collective(rank_, kStreamCompute, cat, name, op, tp_group_, Bytes(bytes),
+                                       key(kKindTp, group_index, tp_seq_), labels);
+    if (dep != kNoTask) g_.precede(dep, t);
+    dep = kNoTask;
+    last_compute_ = t;
+  };
+  if (!split) {
+    if (ops.all_reduce) emit(CollOp::all_reduce, ops.all_reduce * S, TaskCategory::tp_comm, "tp all-reduce");
+    if (ops.all_gather) emit(CollOp::all_gather, ops.all_gather * S, TaskCategory::sp_comm, "sp all-gather");
+    if (ops.reduce_scatter) emit(CollOp::reduce_scatter, ops.reduce_scatter * S, TaskCategory::sp_comm, "sp reduce-scatter");
+    return last_compute_;
+  }
+  for (int i = 0; i < ops.all_reduce; ++i) emit(CollOp::all_reduce, S, TaskCategory::tp_comm, "tp all-reduce");
+  int ag = ops.all_gather, rs = ops.reduce_scatter;
+  for (; ag > 0 && rs > 0; --ag, --rs) {
+    emit(CollOp::all_gather, S, TaskCategory::sp_comm, "sp all-gather");
+    emit(CollOp::reduce_scatter, S, TaskCategory::sp_comm, "sp reduce-scatter");
+  }
+  for (; ag > 0; --ag) emit(CollOp::all_gather, S, TaskCategory::sp_comm, "sp all-gather");
+  for (; rs > 0; --rs) emit(CollOp::reduce_scatter, S, TaskCategory::sp_comm, "sp reduce-scatter");
+  return last_compute_;
+}
+
+TaskId RankEmitter::zero3_gather(double params, TaskLabels labels) {
+  const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * c_.plan->tp + tp_rank_);
+  const TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero3 gather params",
+                                     CollOp::all_gather, dp_group_, Bytes(params * 2.0),
+                                     key(kKindGather, group_index, gather_seq_), labels);
+  if (uses_.size() >= 2) g_.precede(uses_[uses_.size() - 2], t);
+  return t;
+}
+
+TaskId RankEmitter::grad_sync(double bytes, TaskId dep, TaskLabels labels) {
+  const Plan& p = *c_.plan;
+  const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
+  const bool ddp = p.zero == 0;
+  const TaskId t = g_.add_collective(rank_, kStreamGradSync, ddp ? TaskCategory::dp_comm : TaskCategory::zero_comm,
+                                     ddp ? "dp all-reduce grads" : "zero reduce-scatter grads",
+                                     ddp ? CollOp::all_reduce : CollOp::reduce_scatter, dp_group_, Bytes(bytes),
+                                     key(kKindDp, group_index, dp_seq_), labels);
+  if (dep != kNoTask) g_.precede(dep, t);
+  last_sync_ = t;
+  return t;
+}
+
+void RankEmitter::flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels) {
+  if (bucket_acc_ <= 0.0) return;
+  if (record_shards_) shard_buckets_.push_back(bucket_acc_);
+  switch (mode) {
+    case SyncMode::none: break;
+    case SyncMode::overlap: grad_sync(bucket_acc_, ready, labels); break;
+    case SyncMode::after_unit: unit_buckets_.push_back(bucket_acc_); break;
+    case SyncMode::after_backward: deferred_buckets_.push_back(bucket_acc_); break;
+  }
+  bucket_acc_ = 0.0;
+}
+
+void RankEmitter::grads_ready(double bytes, TaskId ready, SyncMode mode, TaskLabels labels) {
+  if (mode == SyncMode::none) return;
+  bucket_acc_ += bytes;
+  if (bucket_acc_ >= c_.bucket_bytes) flush_bucket(ready, mode, labels);
+}
+
+void RankEmitter::forward_unit(const ScheduleStep& s) {
+  const Plan& p = *c_.plan;
+  const int v = s.chunk * p.pp + stage_;
+  const bool first = v == 0, last = v == c_.V - 1;
+  const int L = c_.layout.layers_per_chunk[static_cast<std::size_t>(v)];
+  const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
+  TaskId dep = kNoTask;
+  if (!first) {
+    dep = g_.add_recv(rank_, kStreamRecvFwd, TaskCategory::pp_comm, "pp recv activations", prev_, Bytes(c_.pp_bytes),
+                      tag(v, true), lab);
+  }
+  if (split_unit(s.microbatch, true)) {
+    const bool zero3 = p.zero == 3 && p.dp > 1;
+    auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
+      TaskLabels l = lab;
+      l.layer = static_cast<std::int16_t>(layer);
+      const TaskId gather = zero3 ? zero3_gather(params, l) : kNoTask;
+      const TaskId t = compute(TaskCategory::forward, name, cost, l, dep);
+      if (gather != kNoTask) g_.precede(gather, t);
+      if (zero3) uses_.push_back(t);
+      dep = kNoTask;
+      tp_comm(tp_ops(kind, true), true, l, kNoTask);
+    };
+    if (first) piece(Piece::embedding, c_.edge.embedding_forward, c_.embed_params, -1, "embedding fwd");
+    for (int i = 0; i < L; ++i) {
+      piece(Piece::layer, c_.layer.forward, c_.layer_params, layer_label(c_.first_layer[static_cast<std::size_t>(v)] + i),
+            "layer fwd");
+    }
+    if (last) piece(Piece::head, c_.edge.head_forward, c_.head_params, -1, "head fwd");
+  } else {
+    PhaseCost cost = c_.layer.forward * L;
+    TpOps ops = tp_ops(Piece::layer, true) * L;
+    if (first) {
+      cost += c_.edge.embedding_forward;
+      ops += tp_ops(Piece::embedding, true);
+    }
+    if (last) {
+      cost += c_.edge.head_forward;
+      ops += tp_ops(Piece::head, true);
+    }
+    compute(TaskCategory::forward, "forward", cost, lab, dep);
+    tp_comm(ops, false, lab, kNoTask);
+  }
+  if (!last) {
+    const TaskId send = g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send activations", next_,
+                                    Bytes(c_.pp_bytes), tag(v + 1, true), lab);
+    g_.precede(last_compute_, send);
+  }
+}
+
+void RankEmitter::backward_unit(const ScheduleStep& s) {
+  const Plan& p = *c_.plan;
+  const int v = s.chunk * p.pp + stage_;
+  const bool first = v == 0, last = v == c_.V - 1;
+  const int L = c_.layout.layers_per_chunk[static_cast<std::size_t>(v)];
+  const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
+  const SyncMode mode = sync_mode(s.microbatch);
+  const bool recompute = p.recompute == Recompute::full || c_.layer.recompute.kernels > 0;
+  record_shards_ = (p.zero == 1 || p.zero == 2) && s.microbatch == c_.m - 1;
+  bucket_acc_ = 0.0;
+  TaskId dep = kNoTask;
+  if (!last) {
+    dep = g_.add_recv(rank_, kStreamRecvBwd, TaskCategory::pp_comm, "pp recv gradients", next_, Bytes(c_.pp_bytes),
+                      tag(v, false), lab);
+  }
+  const double g = c_.grad_elem;
+  if (split_unit(s.microbatch, false)) {
+    const bool zero3 = p.zero == 3 && p.dp > 1;
+    auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
+      TaskLabels l = lab;
+      l.layer = static_cast<std::int16_t>(layer);
+      const TaskId gather = zero3 ? zero3_gather(params, l) : kNoTask;
+      if (kind == Piece::layer && recompute) {
+        const TaskId r = compute(TaskCategory::recompute, "layer recompute", c_.layer.recompute, l, dep);
+        if (gather != kNoTask) g_.precede(gather, r);
+        dep = kNoTask;
+        if (p.recompute == Recompute::full) tp_comm(tp_ops(Piece::layer, true), true, l, kNoTask);
+      }
+      const TaskId t = compute(TaskCategory::backward, name, cost, l, dep);
+      if (gather != kNoTask) g_.precede(gather, t);
+      if (zero3) uses_.push_back(t);
+      dep = kNoTask;
+      tp_comm(tp_ops(kind, false), true, l, kNoTask);
+      grads_ready(params * g, t, mode, l);
+    };
+    if (last) piece(Piece::head, c_.edge.head_backward, c_.head_params, -1, "head bwd");
+    for (int i = L - 1; i >= 0; --i) {
+      piece(Piece::layer, c_.layer.backward, c_.layer_params, layer_label(c_.first_layer[static_cast<std::size_t>(v)] + i),
+            "layer bwd");
+    }
+    if (first) piece(Piece::embedding, c_.edge.embedding_backward, c_.embed_params, -1, "embedding bwd");
+  } else {
+    if (recompute) {
+      compute(TaskCategory::recompute, "recompute", c_.layer.recompute * L, lab, dep);
+      dep = kNoTask;
+      if (p.recompute == Recompute::full) tp_comm(tp_ops(Piece::layer, true) * L, false, lab, kNoTask);
+    }
+    PhaseCost cost = c_.layer.backward * L;
+    TpOps ops = tp_ops(Piece::layer, false) * L;
+    if (first) {
+      cost += c_.edge.embedding_backward;
+      ops += tp_ops(Piece::embedding, false);
+    }
+    if (last) {
+      cost += c_.edge.head_backward;
+      ops += tp_ops(Piece::head, false);
+    }
+    const TaskId t = compute(TaskCategory::backward, "backward", cost, lab, dep);
+    tp_comm(ops, false, lab, kNoTask);
+    // Merged units sync only after the unit or the whole backward: feed the pieces in backward order
+    // so that the buckets close at the same layer boundaries as in split units.
+    if (mode != SyncMode::none) {
+      if (last) grads_ready(c_.head_params * g, t, mode, lab);
+      for (int i = 0; i < L; ++i) grads_ready(c_.layer_params * g, t, mode, lab);
+      if (first) grads_ready(c_.embed_params * g, t, mode, lab);
+    }
+  }
+  flush_bucket(last_compute_, mode, lab);
+  for (double b : unit_buckets_) grad_sync(b, last_compute_, lab);
+  unit_buckets_.clear();
+  if (!first) {
+    const TaskId send = g_.add_send(rank_, kStreamSendBwd, TaskCategory::pp_comm, "pp send gradients", prev_,
+                                    Bytes(c_.pp_bytes), tag(v - 1, false), lab);
+    g_.precede(last_compute_, send);
+  }
+}
+
+void RankEmitter::emit() {
+  const Plan& p = *c_.plan;
+  for (const ScheduleStep& s : c_.order[static_cast<std::size_t>(stage_)]) {
+    if (s.forward) {
+      forward_unit(s);
+    } else {
+      backward_unit(s);
+    }
+  }
+  const TaskId final_backward = last_compute_;
+  const TaskLabels lab{-1, -1, static_cast<std::int16_t>(stage_)};
+  for (double b : deferred_buckets_) grad_sync(b, final_backward, lab);
+  if (c_.spec->tied_embeddings && p.pp > 1 && (stage_ == 0 || stage_ == p.pp - 1)) {
+    const int ends[2] = {plan_rank(p, 0, dp_rank_, tp_rank_), plan_rank(p, p.pp - 1, dp_rank_, tp_rank_)};
+    std::uint32_t seq = 0;
+    const TaskId t = g_.add_collective(rank_, kStreamGradSync, TaskCategory::other, "tied embedding all-reduce",
+                                       CollOp::all_reduce, std::span<const int>(ends, 2), Bytes(c_.tie_bytes),
+                                       key(kKindTie, static_cast<std::uint32_t>(dp_rank_ * p.tp + tp_rank_), seq), lab);
+    g_.precede(final_backward, t);
+    last_sync_ = t;
+  }
+  const double shard = (p.zero >= 1 && p.dp > 1) ? static_cast<double>(p.dp) : 1.0;
+  const PhaseCost opt = optimizer_cost(c_.stage_params[static_cast<std::size_t>(stage_)] / shard, p.precision, *c_.compute);
+  const TaskId step = compute(TaskCategory::optimizer, "optimizer step", opt, lab, last_sync_);
+  if ((p.zero == 1 || p.zero == 2) && p.dp > 1) {
+    const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
+    TaskId dep = step;
+    for (double b : shard_buckets_) {
+      const TaskId t = g_.add_collective(rank_, kStreamGradSync, TaskCategory::zero_comm, "zero all-gather params",
+                                         CollOp::all_gather, dp_group_, Bytes(b * 2.0 / c_.grad_elem),
+                                         key(kKindDp, group_index, dp_seq_), lab);
+      if (dep != kNoTask) g_.precede(dep, t);
+      dep = kNoTask;
+    }
+  }
+}
+
+}  // namespace detail
+
+}  // namespace scalescope::models

@@ -1,0 +1,67 @@
+// build_task_graph: checks the plan, prices the pieces once, and emits every (or one representative
+// pipeline of) rank(s) into a task graph.
+#include <algorithm>
+
+#include "builder_impl.hpp"
+#include "scalescope/models/builder.hpp"
+
+namespace scalescope::models {
+
+Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, const Cluster& cluster,
+                                     const ComputeModel& compute, const BuildOptions& options) {
+  if (auto check = validate(plan, spec, cluster.num_gpus()); !check) return check.error();
+
+  detail::BuildContext c;
+  c.spec = &spec;
+  c.plan = &plan;
+  c.compute = &compute;
+  c.options = options;
+  c.m = plan.num_microbatches();
+  c.V = plan.pp * plan.vpp;
+  c.layout = even_layout(spec, plan.pp, plan.vpp);
+  int first = 0;
+  for (int layers : c.layout.layers_per_chunk) {
+    c.first_layer.push_back(first);
+    first += layers;
+  }
+  c.layer = layer_cost(spec, plan, compute, options.costs);
+  c.edge = edge_cost(spec, plan, compute, options.costs);
+  c.act_bytes = static_cast<double>(plan.mbs) * spec.seq_len * spec.hidden * 2.0;
+  c.pp_bytes = plan.sp ? c.act_bytes / plan.tp : c.act_bytes;
+  c.grad_elem = grad_bytes_per_element(plan.precision);
+  const int vm = options.costs.vocab_multiple;
+  const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm);
+  const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm);
+  c.layer_params = static_cast<double>(first_stage.largest_layer);
+  c.embed_params = static_cast<double>(first_stage.embedding);
+  c.head_params = static_cast<double>(last_stage.head);
+  for (int s = 0; s < plan.pp; ++s) {
+    c.stage_params.push_back(static_cast<double>(params_per_tp_rank(spec, c.layout, s, plan.tp, vm).total()));
+  }
+  c.tie_bytes = static_cast<double>(padded_vocab(spec.vocab, plan.tp, vm) / plan.tp) * spec.hidden * c.grad_elem;
+  c.bucket_bytes = plan.bucket_MB * 1024.0 * 1024.0;
+  for (int s = 0; s < plan.pp; ++s) c.order.push_back(pipeline_order(plan.schedule, plan.pp, plan.vpp, s, c.m));
+
+  TaskGraph g;
+  g.set_stream_name(kStreamCompute, "compute");
+  g.set_stream_name(kStreamGradSync, "grad-sync");
+  g.set_stream_name(kStreamSendFwd, "pp-send-fwd");
+  g.set_stream_name(kStreamRecvFwd, "pp-recv-fwd");
+  g.set_stream_name(kStreamSendBwd, "pp-send-bwd");
+  g.set_stream_name(kStreamRecvBwd, "pp-recv-bwd");
+  g.set_stream_name(kStreamZeroGather, "zero-gather");
+  const int dp_count = options.symmetric ? 1 : plan.dp;
+  const int tp_count = options.symmetric ? 1 : plan.tp;
+  // Rough size: per unit a compute task, a few collectives and a transfer.
+  const std::size_t per_rank = c.order.empty() ? 0 : c.order[0].size() * 5 + 64;
+  const std::size_t ranks = static_cast<std::size_t>(plan.pp) * dp_count * tp_count;
+  g.reserve(per_rank * ranks, per_rank * ranks);
+  for (int s = 0; s < plan.pp; ++s) {
+    for (int d = 0; d < dp_count; ++d) {
+      for (int t = 0; t < tp_count; ++t) detail::RankEmitter(c, g, s, d, t).emit();
+    }
+  }
+  return g;
+}
+
+}  // namespace scalescope::models

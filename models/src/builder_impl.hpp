@@ -1,0 +1,90 @@
+// Internal pieces of the plan -> task-graph builder: the shared per-build context and the emitter of
+// one rank's tasks (see builder.hpp for what is emitted).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scalescope/models/builder.hpp"
+#include "scalescope/models/counts.hpp"
+
+namespace scalescope::models::detail {
+
+/// Everything that is the same for every rank of a build.
+struct BuildContext {
+  const ModelSpec* spec = nullptr;
+  const Plan* plan = nullptr;
+  const ComputeModel* compute = nullptr;
+  BuildOptions options;
+  int m = 1;  ///< micro-batches per pipeline
+  int V = 1;  ///< virtual pipeline stages (pp * vpp)
+  PipelineLayout layout;
+  std::vector<int> first_layer;  ///< per virtual stage: index of its first layer in the model
+  LayerCost layer;
+  EdgeCost edge;
+  double act_bytes = 0;  ///< S = mbs * seq * hidden * 2 (TP collective size)
+  double pp_bytes = 0;   ///< activation bytes sent between stages (S, or S/tp with sp)
+  double grad_elem = 4;  ///< gradient bytes per element
+  double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank
+  std::vector<double> stage_params;  ///< parameters one tensor-parallel rank of each stage holds
+  double tie_bytes = 0;              ///< tied-embedding gradient all-reduce size
+  double bucket_bytes = 0;
+  std::vector<std::vector<ScheduleStep>> order;  ///< per stage
+};
+
+/// How a unit's gradients reach the gradient-sync stream.
+enum class SyncMode { none, overlap, after_unit, after_backward };
+
+/// Emits the tasks of one rank (stage, dp_rank, tp_rank) into a graph.
+class RankEmitter {
+ public:
+  RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, int dp_rank, int tp_rank);
+  void emit();
+
+ private:
+  /// TP collectives of a piece of work, each of the TP size S = mbs*seq*hidden*2.
+  struct TpOps {
+    int all_reduce = 0, all_gather = 0, reduce_scatter = 0;
+    TpOps operator*(int k) const { return {all_reduce * k, all_gather * k, reduce_scatter * k}; }
+    TpOps& operator+=(const TpOps& o) {
+      all_reduce += o.all_reduce;
+      all_gather += o.all_gather;
+      reduce_scatter += o.reduce_scatter;
+      return *this;
+    }
+  };
+  enum class Piece { embedding, layer, head };
+
+  void forward_unit(const ScheduleStep& s);
+  void backward_unit(const ScheduleStep& s);
+  SyncMode sync_mode(int microbatch) const;
+  bool split_unit(int microbatch, bool forward) const;
+
+  TaskId compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep);
+  /// TP collectives on the compute stream: one task per operation (split) or one per op kind with
+  /// the summed bytes (merged). Returns the last task emitted.
+  TaskId tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep);
+  TpOps tp_ops(Piece piece, bool forward) const;
+  TaskId zero3_gather(double params, TaskLabels labels);
+  void grads_ready(double bytes, TaskId ready, SyncMode mode, TaskLabels labels);
+  void flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels);
+  TaskId grad_sync(double bytes, TaskId dep, TaskLabels labels);
+  std::uint64_t key(int kind, std::uint32_t group_index, std::uint32_t& seq) const;
+
+  const BuildContext& c_;
+  TaskGraph& g_;
+  int stage_, dp_rank_, tp_rank_, rank_;
+  int prev_ = -1, next_ = -1;  ///< ranks of the previous / next stage (same dp, tp), -1 at the ends (pp=1)
+  GroupId tp_group_ = 0, dp_group_ = 0;
+  std::uint32_t tp_seq_ = 0, dp_seq_ = 0, gather_seq_ = 0;
+  double bucket_acc_ = 0;                 ///< gradient bytes waiting for the current bucket
+  std::vector<double> unit_buckets_;      ///< buckets to launch at the end of the current unit
+  std::vector<double> deferred_buckets_;  ///< buckets to launch after the whole backward
+  std::vector<double> shard_buckets_;     ///< ZeRO-1/2: buckets whose parameters are gathered after the step
+  bool record_shards_ = false;
+  std::vector<TaskId> uses_;              ///< ZeRO-3: compute tasks that used gathered parameters, in order
+  TaskId last_sync_ = kNoTask;            ///< last task on the gradient-sync stream
+  TaskId last_compute_ = kNoTask;         ///< last task on the compute stream
+};
+
+}  // namespace scalescope::models::detail

@@ -1,0 +1,57 @@
+// FLOPs per token (forward, backward, recompute) and bytes moved by memory-bound ops of a layer.
+#include <cassert>
+
+#include "scalescope/models/counts.hpp"
+
+namespace scalescope::models {
+
+FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
+  const double s = o.seq_len > 0 ? o.seq_len : spec.seq_len;
+  const ParamCounts c = count_params(spec);
+  FlopsPerToken f;
+  f.layer_matmul = 2.0 * static_cast<double>(c.layer.matmul_weights());
+  f.layer_attention = o.attention_scores
+                          ? 4.0 * s * static_cast<double>(spec.q_dim()) * (o.causal ? 0.5 : 1.0)
+                          : 0.0;
+  f.lm_head = 2.0 * spec.hidden * static_cast<double>(spec.vocab);
+  f.forward = spec.layers * (f.layer_matmul + f.layer_attention) + f.lm_head;
+  f.backward = 2.0 * f.forward;
+  switch (o.recompute) {
+    case Recompute::none:
+      f.recompute = 0;
+      break;
+    case Recompute::selective:
+      f.recompute = spec.layers * f.layer_attention;
+      break;
+    case Recompute::full:
+      f.recompute = spec.layers * (f.layer_matmul + f.layer_attention);
+      break;
+  }
+  return f;
+}
+
+LayerIoBytes layer_io_bytes(const ModelSpec& spec, std::int64_t tokens, int tp, bool sp, double e) {
+  assert(tp > 0 && tokens >= 0 && "layer_io_bytes: tp must be positive and tokens non-negative");
+  const double t = static_cast<double>(tokens);
+  const double h = spec.hidden / static_cast<double>(sp ? tp : 1);
+  const double q = static_cast<double>(spec.q_dim()) / tp;
+  const double k = static_cast<double>(spec.kv_dim()) / tp;
+  const double f = static_cast<double>(spec.ffn_hidden) / tp;
+  const bool swiglu = spec.ffn == FfnKind::swiglu;
+  const bool rope = spec.positional == Positional::rope;
+  const auto b = [&](double elements) { return Bytes(elements * e * t); };
+  LayerIoBytes io;
+  io.forward.norms = b(2 * 2 * h);
+  io.backward.norms = b(2 * 3 * h);
+  io.forward.activation = b(swiglu ? 3 * f : 2 * f);
+  io.backward.activation = b(swiglu ? 5 * f : 3 * f);
+  io.forward.residual = b(2 * 3 * h);
+  io.backward.residual = b(2 * 3 * h);
+  io.forward.rope = b(rope ? 2 * (q + k) : 0);
+  io.backward.rope = b(rope ? 2 * (q + k) : 0);
+  io.forward.attention = b(2 * q + 2 * k);
+  io.backward.attention = b(4 * q + 4 * k);
+  return io;
+}
+
+}  // namespace scalescope::models

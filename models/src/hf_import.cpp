@@ -1,0 +1,150 @@
+// Hugging Face config.json import for llama, mistral, qwen2, gpt2 and gpt_neox model types.
+#include "scalescope/models/hf_import.hpp"
+
+#include <optional>
+
+namespace scalescope::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// An optional key that HF may also write as null.
+std::optional<JsonCursor> present(const JsonCursor& c, std::string_view key) {
+  auto v = c.find(key);
+  if (!v || v->json().is_null()) return std::nullopt;
+  return v;
+}
+
+int req_int(const JsonCursor& c, std::string_view key) {
+  const auto v = c.at(key).as_positive_int();
+  if (v > 1'000'000'000)
+    c.at(key).fail("expected a positive integer below 1e9, got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+int opt_int(const JsonCursor& c, std::string_view key, int dflt) {
+  auto v = present(c, key);
+  return v ? static_cast<int>(v->as_positive_int()) : dflt;
+}
+
+bool opt_bool(const JsonCursor& c, std::string_view key, bool dflt) {
+  auto v = present(c, key);
+  return v ? v->as_bool() : dflt;
+}
+
+std::string fallback_name(const std::string& file) {
+  const fs::path p(file);
+  if (p.stem() == "config" && p.has_parent_path() && !p.parent_path().filename().empty()) {
+    return p.parent_path().filename().string();
+  }
+  return p.stem().string().empty() ? std::string("hf-model") : p.stem().string();
+}
+
+/// llama, mistral and qwen2 share the gated-MLP, RMSNorm, RoPE layout.
+ModelSpec llama_like(const JsonCursor& c, const std::string& type, int default_positions) {
+  ModelSpec s;
+  s.hidden = req_int(c, "hidden_size");
+  s.ffn_hidden = req_int(c, "intermediate_size");
+  s.heads = req_int(c, "num_attention_heads");
+  s.layers = req_int(c, "num_hidden_layers");
+  s.vocab = c.at("vocab_size").as_positive_int();
+  s.kv_heads = opt_int(c, "num_key_value_heads", s.heads);
+  s.head_dim = opt_int(c, "head_dim", 0);
+  s.seq_len = opt_int(c, "max_position_embeddings", default_positions);
+  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
+  s.ffn = FfnKind::swiglu;
+  s.norm = NormKind::rmsnorm;
+  s.positional = Positional::rope;
+  if (type == "qwen2") {
+    s.bias = false;
+    s.qkv_bias = true;  // Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False; MLP without bias
+  } else {
+    const bool attn = opt_bool(c, "attention_bias", false);
+    const bool mlp = opt_bool(c, "mlp_bias", false);
+    if (attn != mlp) {
+      c.at(attn ? "attention_bias" : "mlp_bias")
+          .fail(
+              "attention_bias and mlp_bias differ; a ModelSpec has one bias flag for all linear "
+              "layers");
+    }
+    s.bias = attn;
+  }
+  return s;
+}
+
+ModelSpec gpt2(const JsonCursor& c) {
+  ModelSpec s;
+  s.hidden = req_int(c, "n_embd");
+  s.layers = req_int(c, "n_layer");
+  s.heads = req_int(c, "n_head");
+  s.kv_heads = s.heads;
+  s.seq_len = opt_int(c, "n_positions", 1024);
+  s.ffn_hidden = opt_int(c, "n_inner", 4 * s.hidden);
+  s.vocab = present(c, "vocab_size") ? c.at("vocab_size").as_positive_int() : 50257;
+  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", true);
+  s.ffn = FfnKind::gelu;
+  s.norm = NormKind::layernorm;
+  s.bias = true;
+  s.positional = Positional::learned;
+  return s;
+}
+
+ModelSpec gpt_neox(const JsonCursor& c) {
+  ModelSpec s;
+  s.hidden = req_int(c, "hidden_size");
+  s.layers = req_int(c, "num_hidden_layers");
+  s.heads = req_int(c, "num_attention_heads");
+  s.kv_heads = s.heads;
+  s.ffn_hidden = req_int(c, "intermediate_size");
+  s.vocab = c.at("vocab_size").as_positive_int();
+  s.seq_len = opt_int(c, "max_position_embeddings", 2048);
+  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
+  s.ffn = FfnKind::gelu;
+  s.norm = NormKind::layernorm;
+  s.positional = Positional::rope;
+  s.bias = true;  // GPTNeoXMLP: dense_h_to_4h and dense_4h_to_h always have biases
+  if (!opt_bool(c, "attention_bias", true)) {
+    c.at("attention_bias")
+        .fail("attention_bias=false with MLP biases cannot be represented by a ModelSpec");
+  }
+  return s;
+}
+
+}  // namespace
+
+Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& file) {
+  return catch_errors([&] {
+    const JsonCursor c(json, file);
+    c.expect_object();
+    const std::string type = c.get_string("model_type");
+    ModelSpec s;
+    if (type == "llama") {
+      s = llama_like(c, type, 2048);
+    } else if (type == "mistral") {
+      s = llama_like(c, type, 4096 * 32);
+    } else if (type == "qwen2") {
+      s = llama_like(c, type, 32768);
+    } else if (type == "gpt2") {
+      s = gpt2(c);
+    } else if (type == "gpt_neox") {
+      s = gpt_neox(c);
+    } else {
+      c.at("model_type")
+          .fail("model_type '" + type + "' is not supported (supported: " + kSupportedHfModelTypes +
+                ")");
+    }
+    const std::string hf_name = present(c, "_name_or_path") ? c.get_string("_name_or_path") : "";
+    s.name = hf_name.empty() ? fallback_name(file) : hf_name;
+    s.source = "Hugging Face config.json (" + type + "): " + file;
+    return check_model(std::move(s), file).take_or_throw();
+  });
+}
+
+Expected<ModelSpec> import_hf_config(const fs::path& file) {
+  auto json = read_json_file(file);
+  if (!json) return json.error();
+  return import_hf_config_json(*json, file.string());
+}
+
+}  // namespace scalescope::models

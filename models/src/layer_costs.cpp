@@ -1,0 +1,167 @@
+// Kernel lists of a transformer layer, the embedding, the LM head and the optimizer step, priced by
+// the compute model (formulas in layer_costs.hpp).
+#include "scalescope/models/layer_costs.hpp"
+
+#include <cassert>
+
+#include "scalescope/models/counts.hpp"
+
+namespace scalescope::models {
+
+void PhaseCost::add_kernel(const ComputeModel& model, KernelCost c, double kernel_flops, Bytes kernel_bytes) {
+  const Seconds t = model.kernel_time(c.time);
+  time += t;
+  by_provenance[static_cast<std::size_t>(c.provenance)] += t;
+  flops += kernel_flops;
+  bytes += kernel_bytes;
+  ++kernels;
+}
+
+PhaseCost& PhaseCost::operator+=(const PhaseCost& o) {
+  time += o.time;
+  flops += o.flops;
+  bytes += o.bytes;
+  kernels += o.kernels;
+  for (std::size_t i = 0; i < by_provenance.size(); ++i) by_provenance[i] += o.by_provenance[i];
+  return *this;
+}
+
+PhaseCost PhaseCost::operator*(double k) const {
+  PhaseCost r = *this;
+  r.time = time * k;
+  r.flops = flops * k;
+  r.bytes = bytes * k;
+  r.kernels = static_cast<int>(kernels * k + 0.5);
+  for (auto& p : r.by_provenance) p = p * k;
+  return r;
+}
+
+double grad_bytes_per_element(Precision precision) { return precision == Precision::mixed ? 4.0 : 2.0; }
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// Forward GEMM Y[t x out] = X[t x in] W and, for the backward, its dgrad and wgrad.
+void linear(PhaseCost* fwd, PhaseCost* bwd, const ComputeModel& m, const std::string& dt, i64 out, i64 t, i64 in) {
+  const double f = 2.0 * static_cast<double>(out) * static_cast<double>(t) * static_cast<double>(in);
+  if (fwd) fwd->add_kernel(m, m.gemm(out, t, in, dt), f);
+  if (bwd) {
+    bwd->add_kernel(m, m.gemm(in, t, out, dt), f);
+    bwd->add_kernel(m, m.gemm(out, in, t, dt), f);
+  }
+}
+
+void memory_kernel(PhaseCost& p, const ComputeModel& m, Bytes b) {
+  if (b.value > 0.0) p.add_kernel(m, m.memory_bound(b), 0.0, b);
+}
+
+/// The attention core (scores, softmax, weighted sum) of one layer: forward and backward.
+void attention_core(PhaseCost& fwd, PhaseCost& bwd, const ModelSpec& s, const Plan& p, const ComputeModel& m,
+                    const CostOptions& o, const LayerIoBytes& io) {
+  const double b = p.mbs, seq = s.seq_len, q = static_cast<double>(s.q_dim()) / p.tp;
+  if (o.flash_attention) {
+    const double flops = 4.0 * b * seq * seq * q * 0.5;  // causal kernel: half of the s x s products
+    fwd.add_kernel(m, m.attention(Flops(flops), io.forward.attention, o.dtype), flops, io.forward.attention);
+    bwd.add_kernel(m, m.attention(Flops(2.5 * flops), io.backward.attention, o.dtype), 2.5 * flops,
+                   io.backward.attention);
+    return;
+  }
+  const i64 batch = static_cast<i64>(p.mbs) * (s.heads / p.tp), sl = s.seq_len, d = s.head_size();
+  const double gemm_flops = 2.0 * static_cast<double>(batch) * seq * seq * d;
+  // Forward: S = Q K^T (s x s, inner d) and O = P V (s x d, inner s).
+  fwd.add_kernel(m, m.gemm(sl, sl, d, o.dtype, batch), gemm_flops);
+  fwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
+  // Backward: dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q.
+  bwd.add_kernel(m, m.gemm(sl, sl, d, o.dtype, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
+  const double scores = static_cast<double>(batch) * seq * seq;
+  memory_kernel(fwd, m, Bytes(4.0 * scores));
+  memory_kernel(bwd, m, Bytes(6.0 * scores));
+  if (o.dropout) {
+    memory_kernel(fwd, m, Bytes(5.0 * scores));
+    memory_kernel(bwd, m, Bytes(5.0 * scores));
+  }
+}
+
+}  // namespace
+
+LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o) {
+  assert(p.tp > 0 && p.mbs > 0 && "layer_cost: tp and mbs must be positive");
+  const i64 t = i64{p.mbs} * s.seq_len, h = s.hidden, tp = p.tp;
+  const i64 q = s.q_dim() / tp, kv = s.kv_dim() / tp, f = s.ffn_hidden / tp;
+  const i64 fc1 = s.ffn == FfnKind::swiglu ? 2 * f : f;
+  const LayerIoBytes io = layer_io_bytes(s, t, p.tp, p.sp);
+  LayerCost c;
+  PhaseCost core_f, core_b;
+  attention_core(core_f, core_b, s, p, m, o, io);
+
+  PhaseCost& F = c.forward;
+  memory_kernel(F, m, io.forward.norms * 0.5);
+  linear(&F, nullptr, m, o.dtype, q + 2 * kv, t, h);
+  memory_kernel(F, m, io.forward.rope);
+  F += core_f;
+  linear(&F, nullptr, m, o.dtype, h, t, q);
+  memory_kernel(F, m, io.forward.residual * 0.5);
+  memory_kernel(F, m, io.forward.norms * 0.5);
+  linear(&F, nullptr, m, o.dtype, fc1, t, h);
+  memory_kernel(F, m, io.forward.activation);
+  linear(&F, nullptr, m, o.dtype, h, t, f);
+  memory_kernel(F, m, io.forward.residual * 0.5);
+
+  PhaseCost& B = c.backward;
+  memory_kernel(B, m, io.backward.residual * 0.5);
+  linear(nullptr, &B, m, o.dtype, h, t, f);
+  memory_kernel(B, m, io.backward.activation);
+  linear(nullptr, &B, m, o.dtype, fc1, t, h);
+  memory_kernel(B, m, io.backward.norms * 0.5);
+  memory_kernel(B, m, io.backward.residual * 0.5);
+  linear(nullptr, &B, m, o.dtype, h, t, q);
+  B += core_b;
+  memory_kernel(B, m, io.backward.rope);
+  linear(nullptr, &B, m, o.dtype, q + 2 * kv, t, h);
+  memory_kernel(B, m, io.backward.norms * 0.5);
+
+  switch (p.recompute) {
+    case Recompute::none: break;
+    case Recompute::full: c.recompute = c.forward; break;
+    case Recompute::selective:
+      if (!o.flash_attention) c.recompute = core_f;
+      break;
+  }
+  return c;
+}
+
+EdgeCost edge_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o) {
+  const i64 t = i64{p.mbs} * s.seq_len, h = s.hidden;
+  const i64 v = padded_vocab(s.vocab, p.tp, o.vocab_multiple) / p.tp;
+  const double td = static_cast<double>(t), hd = static_cast<double>(h), vd = static_cast<double>(v);
+  const double hs = hd / (p.sp ? p.tp : 1);  // hidden elements per token this rank holds outside TP regions
+  const double g = grad_bytes_per_element(p.precision);
+  EdgeCost e;
+  memory_kernel(e.embedding_forward, m, Bytes(2.0 * td * hd * 2.0));
+  if (s.positional == Positional::learned) memory_kernel(e.embedding_forward, m, Bytes(3.0 * td * hd * 2.0));
+  memory_kernel(e.embedding_backward, m, Bytes(td * hd * 4.0 + vd * hd * 2.0));
+  memory_kernel(e.embedding_backward, m, Bytes(vd * hd * (2.0 + 2.0 * g)));
+
+  memory_kernel(e.head_forward, m, Bytes(2.0 * td * hs * 2.0));  // final norm
+  linear(&e.head_forward, &e.head_backward, m, o.dtype, v, t, h);
+  memory_kernel(e.head_forward, m, Bytes(10.0 * td * vd));
+  memory_kernel(e.head_backward, m, Bytes(6.0 * td * vd));
+  memory_kernel(e.head_backward, m, Bytes(3.0 * td * hs * 2.0));  // final norm backward
+  return e;
+}
+
+PhaseCost optimizer_cost(double params, Precision precision, const ComputeModel& m) {
+  const double per_param = precision == Precision::mixed ? 34.0 : 16.0;
+  PhaseCost c;
+  if (params <= 0.0) return c;
+  const double grad = precision == Precision::mixed ? 4.0 : 2.0;
+  memory_kernel(c, m, Bytes(params * grad));                    // gradient norm (clipping)
+  memory_kernel(c, m, Bytes(params * (per_param - grad)));      // Adam update
+  return c;
+}
+
+}  // namespace scalescope::models

@@ -1,0 +1,104 @@
+// Plan validation against a model and a GPU count: each rule names the key it concerns.
+#include <string>
+
+#include "scalescope/models/plan.hpp"
+
+namespace scalescope::models {
+
+namespace {
+
+[[noreturn]] void reject(const std::string& key, const std::string& message) {
+  throw ErrorException(input_error("plan", key, message));
+}
+
+std::string kv(const char* key, long long v) { return std::string(key) + "=" + std::to_string(v); }
+
+void divides(const char* key, int d, const char* what, long long n) {
+  if (n % d != 0) reject(key, kv(key, d) + " does not divide " + kv(what, n));
+}
+
+}  // namespace
+
+Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m, int gpus_available) {
+  return catch_errors([&] {
+    PlanCheck check;
+    for (auto [key, v] : {std::pair{"tp", p.tp},
+                          {"pp", p.pp},
+                          {"dp", p.dp},
+                          {"mbs", p.mbs},
+                          {"gbs", p.gbs},
+                          {"vpp", p.vpp}}) {
+      if (v <= 0) reject(key, std::string("expected a positive integer, got ") + std::to_string(v));
+    }
+    if (p.zero < 0 || p.zero > 3)
+      reject("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + std::to_string(p.zero));
+    if (!(p.bucket_MB > 0)) reject("bucket_MB", "expected a positive number");
+
+    // Tensor parallelism splits heads (and KV groups) and the MLP columns across ranks.
+    divides("tp", p.tp, "heads", m.heads);
+    divides("tp", p.tp, "kv_heads", m.kv_heads);
+    divides("tp", p.tp, "ffn_hidden", m.ffn_hidden);
+
+    // Pipeline stages hold whole layers; the interleaved schedule splits each stage into vpp
+    // chunks.
+    if (p.schedule == Schedule::interleaved) {
+      if (p.pp < 2) reject("schedule", "schedule=interleaved needs pp > 1, got " + kv("pp", p.pp));
+      if (p.vpp < 2) reject("vpp", "schedule=interleaved needs vpp > 1, got " + kv("vpp", p.vpp));
+      if (m.layers % (p.pp * p.vpp) != 0) {
+        reject("vpp", "pp*vpp=" + std::to_string(p.pp * p.vpp) + " does not divide " +
+                          kv("layers", m.layers));
+      }
+    } else {
+      if (p.vpp != 1)
+        reject("vpp", kv("vpp", p.vpp) + " needs schedule=interleaved, got schedule=" +
+                          std::string(to_string(p.schedule)));
+      divides("pp", p.pp, "layers", m.layers);
+    }
+
+    // The global batch is split into dp replicas of m micro-batches of mbs sequences.
+    if (p.gbs % (p.mbs * p.dp) != 0) {
+      reject("gbs",
+             kv("gbs", p.gbs) + " is not divisible by mbs*dp=" + std::to_string(p.mbs * p.dp));
+    }
+    const int m_count = p.num_microbatches();
+    if (p.schedule == Schedule::interleaved && m_count % p.pp != 0) {
+      reject("gbs", "schedule=interleaved needs the number of micro-batches (" +
+                        std::to_string(m_count) + ") to be a multiple of " + kv("pp", p.pp) +
+                        " (Megatron-LM rule)");
+    }
+
+    // Sequence parallelism shards the non-tensor-parallel regions along the sequence.
+    if (p.sp && p.tp < 2) reject("sp", "sp=true needs tp > 1, got " + kv("tp", p.tp));
+    if (p.sp && m.seq_len % p.tp != 0) {
+      reject("sp", "sp=true needs tp to divide seq_len: " + kv("tp", p.tp) + ", " +
+                       kv("seq_len", m.seq_len));
+    }
+
+    if (gpus_available > 0) {
+      if (p.gpus() > gpus_available) {
+        reject("dp", "tp*pp*dp=" + std::to_string(p.gpus()) + " exceeds the " +
+                         std::to_string(gpus_available) + " GPUs available");
+      }
+      if (p.gpus() < gpus_available) {
+        check.notes.push_back("uses " + std::to_string(p.gpus()) + " of the " +
+                              std::to_string(gpus_available) + " GPUs available");
+      }
+    }
+    if (p.zero > 0 && p.dp == 1) {
+      check.notes.push_back(kv("zero", p.zero) +
+                            " with dp=1 shards nothing: memory is as with zero=0");
+    }
+    if (p.zero >= 2 && p.pp > 1) {
+      check.notes.push_back(kv("zero", p.zero) +
+                            " with pp > 1 is not supported by DeepSpeed or Megatron-LM; "
+                            "it is modelled as if it were");
+    }
+    if (p.pp > 1 && m_count < p.pp) {
+      check.notes.push_back("only " + std::to_string(m_count) + " micro-batches for " +
+                            kv("pp", p.pp) + ": the pipeline never fills");
+    }
+    return check;
+  });
+}
+
+}  // namespace scalescope::models

@@ -1,0 +1,124 @@
+// Tests for the Hugging Face config.json import (files in tests/data/hf/ transcribed from the
+// published configs named in their "_source" key).
+#include "scalescope/models/hf_import.hpp"
+
+#include <gtest/gtest.h>
+
+#include "scalescope/models/counts.hpp"
+
+namespace scalescope::models {
+namespace {
+
+ModelSpec import(const std::string& file) {
+  auto m = import_hf_config(std::string(SCALESCOPE_TEST_DATA) + "/hf/" + file);
+  EXPECT_TRUE(m.has_value()) << m.error().str();
+  return m.has_value() ? *m : ModelSpec{};
+}
+
+TEST(HfImport, Llama2_7bMatchesTheCatalogEntry) {
+  const ModelSpec hf = import("llama2_7b.json");
+  auto cat = load_model_by_name_or_path("llama2-7b");
+  ASSERT_TRUE(cat.has_value());
+  // Same architecture numbers; only name and source differ.
+  ModelSpec a = hf, b = *cat;
+  a.name = b.name;
+  a.source = b.source;
+  EXPECT_EQ(to_json(a), to_json(b));
+  // HF's num_parameters() for Llama-2-7b-hf is 6,738,415,616 (published model card figure).
+  EXPECT_EQ(count_params(hf).total(), 6'738'415'616);
+}
+
+TEST(HfImport, Llama3_8bHasGroupedQueryAttention) {
+  const ModelSpec m = import("llama3_8b.json");
+  EXPECT_EQ(m.heads, 32);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.ffn, FfnKind::swiglu);
+  EXPECT_EQ(m.seq_len, 8192);  // max_position_embeddings
+  EXPECT_EQ(count_params(m).total(), 8'030'261'248);
+}
+
+TEST(HfImport, Mistral7bCount) {
+  const ModelSpec m = import("mistral_7b.json");
+  // Layer: attention 4096*(4096+2*1024) + 4096*4096 = 41,943,040; MLP 3*4096*14336 = 176,160,768;
+  // norms 2*4096 -> 218,112,000 per layer, x32 = 6,979,584,000. Embedding + untied head
+  // 2*32000*4096 = 262,144,000; final norm 4096. Total 7,241,732,096 (Mistral-7B-v0.1's published
+  // count).
+  EXPECT_EQ(count_params(m).total(), 7'241'732'096);
+  EXPECT_EQ(m.seq_len, 32768);
+}
+
+TEST(HfImport, Qwen2HasQkvBiasAndTiedEmbeddings) {
+  const ModelSpec m = import("qwen2_0_5b.json");
+  EXPECT_FALSE(m.bias);
+  EXPECT_TRUE(m.has_qkv_bias());
+  EXPECT_TRUE(m.tied_embeddings);
+  const ParamCounts c = count_params(m);
+  // head_dim 896/14 = 64, kv width 2*64 = 128. qkv bias 896 + 2*128 = 1,152 per layer.
+  EXPECT_EQ(c.layer.attn_qkv_bias, 1152);
+  EXPECT_EQ(c.layer.attn_out_bias, 0);
+  EXPECT_EQ(c.layer.mlp_in_bias + c.layer.mlp_out_bias, 0);
+  // Layer: q 896^2 = 802,816; k,v 2*896*128 = 229,376; bias 1,152; o 802,816; MLP 3*896*4864 =
+  // 13,074,432; norms 1,792 -> 14,912,384; x24 = 357,897,216. Tied embedding 151936*896 =
+  // 136,134,656; final norm 896. Total 494,032,768 (Qwen2-0.5B's published parameter count).
+  EXPECT_EQ(c.total(), 494'032'768);
+}
+
+TEST(HfImport, Gpt2SmallCountsLearnedPositionsAndTiedHead) {
+  const ModelSpec m = import("gpt2.json");
+  EXPECT_EQ(m.positional, Positional::learned);
+  EXPECT_EQ(m.ffn_hidden, 4 * 768);  // n_inner absent -> 4h
+  EXPECT_TRUE(m.tied_embeddings);
+  // 12 layers x (12h^2 + 13h) = 12 x 7,087,872 = 85,054,464; wte 50257*768 = 38,597,376;
+  // wpe 1024*768 = 786,432; ln_f 2*768 = 1,536 -> 124,439,808 (the published GPT-2 small count).
+  EXPECT_EQ(count_params(m).total(), 124'439'808);
+}
+
+TEST(HfImport, GptNeoxPythia160mIsUntiedWithBiases) {
+  const ModelSpec m = import("pythia_160m.json");
+  EXPECT_EQ(m.positional, Positional::rope);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_TRUE(m.bias);
+  const ParamCounts c = count_params(m);
+  // Layers as GPT-2 small: 85,054,464; embed_in and embed_out 2*50304*768 = 77,266,944; final
+  // LayerNorm 1,536. Total 162,322,944 and non-embedding 85,056,000 (Pythia paper, Table 1).
+  EXPECT_EQ(c.total(), 162'322'944);
+  EXPECT_EQ(c.non_embedding(), 85'056'000);
+}
+
+TEST(HfImport, UnsupportedModelTypeListsSupportedOnes) {
+  auto m = import_hf_config(std::string(SCALESCOPE_TEST_DATA) + "/hf/bert_base.json");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().str().find(
+                "$.model_type: model_type 'bert' is not supported (supported: gpt2, gpt_neox, "
+                "llama, mistral, qwen2)"),
+            std::string::npos)
+      << m.error().str();
+}
+
+TEST(HfImport, MissingKeyNamesFileAndPathAndNameComesFromFolder) {
+  const std::string file =
+      std::string(SCALESCOPE_TEST_DATA) + "/hf/llama_missing_layers/config.json";
+  auto m = import_hf_config(file);
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().str(), file + ": $: missing required key 'num_hidden_layers'");
+
+  Json j = Json::parse(R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,
+      "num_attention_heads":4,"num_hidden_layers":2,"vocab_size":100})");
+  auto ok = import_hf_config_json(j, "/models/tiny-llama/config.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().str();
+  EXPECT_EQ(ok->name, "tiny-llama");
+  EXPECT_EQ(ok->kv_heads, 4);    // num_key_value_heads absent -> heads
+  EXPECT_EQ(ok->seq_len, 2048);  // LlamaConfig default max_position_embeddings
+}
+
+TEST(HfImport, LlamaWithDifferentAttentionAndMlpBiasIsRejected) {
+  Json j = Json::parse(R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,
+      "num_attention_heads":4,"num_hidden_layers":2,"vocab_size":100,"attention_bias":true})");
+  auto m = import_hf_config_json(j, "c.json");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().str().find("c.json: $.attention_bias: attention_bias and mlp_bias differ"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace scalescope::models

@@ -1,0 +1,189 @@
+// Tests for the per-rank memory model: ZeRO formulas, Korthikanti activations, in-flight counts,
+// peaks.
+#include "scalescope/models/memory.hpp"
+
+#include <gtest/gtest.h>
+
+namespace scalescope::models {
+namespace {
+
+ModelSpec catalog(const char* name) {
+  auto m = load_model_by_name_or_path(name);
+  EXPECT_TRUE(m.has_value()) << m.error().str();
+  return m.has_value() ? *m : ModelSpec{};
+}
+
+Plan plan(std::string_view text) {
+  auto p = parse_plan(text);
+  EXPECT_TRUE(p.has_value()) << p.error().str();
+  return p.has_value() ? *p : Plan{};
+}
+
+TEST(Memory, ZeroStagesMatchRajbhandariFigure1) {
+  // Rajbhandari et al. 2020, Figure 1: Psi = 7.5B, N_d = 64, K = 12 (fp16 weights and grads):
+  //   baseline (2+2+K)Psi = 120 GB; P_os 4Psi + K Psi/N_d = 31.4 GB; P_os+g 2Psi + (2+K)Psi/N_d
+  //   = 16.6 GB; P_os+g+p (2+2+K)Psi/N_d = 1.88 GB.
+  const auto per = state_bytes_per_param(Precision::mixed, Framework::deepspeed);
+  const double psi = 7.5e9;
+  EXPECT_EQ(model_state_bytes(psi, 0, 64, per).total().value, 120e9);
+  EXPECT_EQ(model_state_bytes(psi, 1, 64, per).total().value,
+            4 * psi + 12 * psi / 64);  // 31.40625e9
+  EXPECT_EQ(model_state_bytes(psi, 2, 64, per).total().value,
+            2 * psi + 14 * psi / 64);                                          // 16.640625e9
+  EXPECT_EQ(model_state_bytes(psi, 3, 64, per).total().value, 16 * psi / 64);  // 1.875e9
+  EXPECT_NEAR(model_state_bytes(psi, 1, 64, per).total().value / 1e9, 31.4, 0.05);
+  EXPECT_NEAR(model_state_bytes(psi, 2, 64, per).total().value / 1e9, 16.6, 0.05);
+}
+
+TEST(Memory, MegatronDistributedOptimizerBytesPerParam) {
+  // Megatron-LM distributed optimizer docs: bf16 params + fp32 grads: 18 bytes/param, or 6 + 12/d
+  // when the optimizer is distributed; fp32 params + fp32 grads: 16, or 8 + 8/d. d = 8.
+  EXPECT_EQ(state_bytes_per_param(Precision::mixed, Framework::megatron).total(), 18);
+  EXPECT_EQ(model_state_bytes(1, 1, 8, state_bytes_per_param(Precision::mixed, Framework::megatron))
+                .total()
+                .value,
+            6 + 12.0 / 8);
+  EXPECT_EQ(state_bytes_per_param(Precision::mixed, Framework::torch_amp).total(), 16);
+  EXPECT_EQ(
+      model_state_bytes(1, 1, 8, state_bytes_per_param(Precision::mixed, Framework::torch_amp))
+          .total()
+          .value,
+      8 + 8.0 / 8);
+  // Pure bf16 (assumed: bf16 weights, grads, m, v): 2 + 2 + 4.
+  EXPECT_EQ(state_bytes_per_param(Precision::bf16, Framework::megatron).total(), 8);
+}
+
+TEST(Memory, ActivationsPerLayerMatchKorthikantiTable2) {
+  // GPT-3: s = 2048, b = 1, h = 12288, a = 96, t = 8; Korthikanti et al. 2022, Table 2.
+  const ModelSpec m = catalog("gpt3-175b");
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8, sbh = s * b * h;
+  const auto act = [&](int tp, bool sp, Recompute r) {
+    return activation_bytes_per_layer(m, 1, tp, sp, r).value;
+  };
+  EXPECT_DOUBLE_EQ(act(1, false, Recompute::none), sbh * (34 + 5 * a * s / h));
+  EXPECT_DOUBLE_EQ(act(8, false, Recompute::none), sbh * (10 + 24 / t + 5 * a * s / (h * t)));
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::none), sbh * (34 / t + 5 * a * s / (h * t)));
+  EXPECT_DOUBLE_EQ(act(8, false, Recompute::selective), sbh * (10 + 24 / t));
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::selective), sbh * (34 / t));
+  EXPECT_DOUBLE_EQ(act(8, false, Recompute::full), sbh * 2);
+  // Table 2 gives full recompute as 2sbh; with sp the stored layer input is the sequence shard
+  // (assumed).
+  EXPECT_DOUBLE_EQ(act(8, true, Recompute::full), sbh * 2 / t);
+}
+
+TEST(Memory, ActivationsGeneraliseToSwigluGqaAndFlashAttention) {
+  // Llama-3-8B, s = 8192, b = 1, tp = 1, no dropout: outside 8sbh; Q,K,V 2sb(q + 2k); out-proj
+  // input 2sbq; SwiGLU 2sb*2f + 2sbf = 6sbf; scores 2as^2b (softmax only, no dropout).
+  //   8*8192*4096 = 268,435,456; 2*8192*6144 = 100,663,296; 2*8192*4096 = 67,108,864;
+  //   6*8192*14336 = 704,643,072; 2*32*8192^2 = 4,294,967,296 -> 5,435,817,984.
+  const ModelSpec m = catalog("llama3-8b");
+  MemoryOptions o;
+  o.dropout = false;
+  EXPECT_EQ(activation_bytes_per_layer(m, 1, 1, false, Recompute::none, o).value, 5'435'817'984.0);
+  // Flash attention keeps 4 bytes of row statistics per head and token instead: 4*32*8192 =
+  // 1,048,576
+  // -> 268,435,456 + 100,663,296 + 67,108,864 + 704,643,072 + 1,048,576 = 1,141,899,264.
+  o.flash_attention = true;
+  EXPECT_EQ(activation_bytes_per_layer(m, 1, 1, false, Recompute::none, o).value, 1'141'899'264.0);
+  EXPECT_EQ(activation_bytes_per_layer(m, 1, 1, false, Recompute::selective, o).value,
+            1'141'899'264.0);
+}
+
+TEST(Memory, InflightMicrobatchesPerSchedule) {
+  // GPipe keeps all m; 1F1B keeps pp - stage (at most m).
+  EXPECT_EQ(inflight_activation_sets(Schedule::gpipe, 4, 1, 0, 8), 8);
+  EXPECT_EQ(inflight_activation_sets(Schedule::one_f_one_b, 4, 1, 0, 8), 4);
+  EXPECT_EQ(inflight_activation_sets(Schedule::one_f_one_b, 4, 1, 3, 8), 1);
+  EXPECT_EQ(inflight_activation_sets(Schedule::one_f_one_b, 4, 1, 0, 2), 2);
+  // Interleaved, pp = 4, vpp = 2, stage 0: Megatron warm-up 2*(4-0-1) + (2-1)*4 = 10 chunks, +1 =
+  // 11 chunks of L/8 layers = 1.375 L = L (1 + (p-1)/(p*vpp)) (Korthikanti sec. 4.2.3); in stage
+  // units (L/4 layers) that is 11/2 = 5.5.
+  EXPECT_EQ(inflight_activation_sets(Schedule::interleaved, 4, 2, 0, 8), 5.5);
+  // Last stage: warm-up 0 + 4 = 4 chunks, +1 -> 5/2 = 2.5.
+  EXPECT_EQ(inflight_activation_sets(Schedule::interleaved, 4, 2, 3, 8), 2.5);
+}
+
+TEST(Memory, Gpt3FirstStageBreakdownByHand) {
+  // GPT-3 175B, tp=8, pp=8, dp=4, ZeRO-1, mbs=1, gbs=64 (m = 16), 1F1B, sp, selective, Megatron
+  // mixed.
+  const ModelSpec m = catalog("gpt3-175b");
+  const Plan p = plan("tp=8,pp=8,dp=4,zero=1,mbs=1,gbs=64,sp=true,recompute=selective");
+  const MemoryBreakdown b = memory_per_rank(m, p, 0);
+  // Params on a TP rank of stage 0: 12 layers x 226,576,896 (see param_counts_test) =
+  // 2,718,922,752,
+  // + embedding 6400 x 12288 = 78,643,200 + positions 2048 x 12288 = 25,165,824 -> 2,822,731,776.
+  EXPECT_EQ(b.params, 2'822'731'776);
+  EXPECT_EQ(b.weights.value, 2.0 * 2'822'731'776);    // bf16
+  EXPECT_EQ(b.grads.value, 4.0 * 2'822'731'776);      // fp32 main grads
+  EXPECT_EQ(b.optimizer.value, 3.0 * 2'822'731'776);  // 12 bytes / dp=4
+  // Activations: sbh*34/t = 2048*12288*34/8 = 106,954,752 per layer; 12 layers; 1F1B stage 0 keeps
+  // min(16, 8 - 0) = 8 micro-batches -> 10,267,656,192.
+  EXPECT_EQ(b.inflight, 8);
+  EXPECT_EQ(b.activations.value, 106'954'752.0 * 12 * 8);
+  // Embedding dropout mask sbh/t per in-flight micro-batch: 3,145,728 x 8 = 25,165,824.
+  EXPECT_EQ(b.embedding_logits.value, 25'165'824.0);
+  // Selective recompute working set: one layer's scores 5as^2b/t = 5*96*2048^2/8 = 251,658,240.
+  EXPECT_EQ(b.recompute_workspace.value, 251'658'240.0);
+  EXPECT_EQ(b.zero3_gather.value, 0.0);
+  EXPECT_EQ(b.overhead.value, 2.0 * 1024 * 1024 * 1024);
+  // Sum: 5,645,463,552 + 11,290,927,104 + 8,468,195,328 + 10,267,656,192 + 25,165,824 + 251,658,240
+  //      + 2,147,483,648 = 38,096,549,888 (35.5 GiB): fits an 80 GB GPU, not a 32 GiB one.
+  EXPECT_EQ(b.total().value, 38'096'549'888.0);
+  EXPECT_TRUE(b.fits(Bytes(80e9)));
+  EXPECT_FALSE(b.fits(GiB(32)));
+}
+
+TEST(Memory, Gpt3LastStageHoldsHeadAndLogits) {
+  const ModelSpec m = catalog("gpt3-175b");
+  const Plan p = plan("tp=8,pp=8,dp=4,zero=1,mbs=1,gbs=64,sp=true,recompute=selective");
+  const MemoryBreakdown b = memory_per_rank(m, p, 7);
+  // 12 layers 2,718,922,752 + final LayerNorm 24,576 + tied-embedding copy 6400*12288 = 78,643,200.
+  EXPECT_EQ(b.params, 2'797'590'528);
+  EXPECT_EQ(b.inflight, 1);
+  // Final norm and head inputs 4sbh/t = 12,582,912 + fp32 logits 4sbV/t = 4*2048*51200/8 =
+  // 52,428,800.
+  EXPECT_EQ(b.embedding_logits.value, 65'011'712.0);
+  // Total 9 bytes/param x 2,797,590,528 = 25,178,314,752 + activations 12 x 106,954,752 =
+  // 1,283,457,024 + 65,011,712 + 251,658,240 + 2,147,483,648 = 28,925,925,376.
+  EXPECT_EQ(b.total().value, 28'925'925'376.0);
+  // The first stage has the peak under 1F1B.
+  EXPECT_EQ(peak_memory(m, p).stage, 0);
+}
+
+TEST(Memory, GpipeKeepsEveryMicrobatch) {
+  const ModelSpec m = catalog("gpt3-175b");
+  const MemoryBreakdown one =
+      memory_per_rank(m, plan("tp=8,pp=8,dp=4,mbs=1,gbs=64,sp=true,schedule=1f1b"), 3);
+  const MemoryBreakdown all =
+      memory_per_rank(m, plan("tp=8,pp=8,dp=4,mbs=1,gbs=64,sp=true,schedule=gpipe"), 3);
+  // Stage 3 under 1F1B keeps 8 - 3 = 5 micro-batches; GPipe keeps all 16.
+  EXPECT_EQ(one.inflight, 5);
+  EXPECT_EQ(all.inflight, 16);
+  EXPECT_DOUBLE_EQ(all.activations.value / one.activations.value, 16.0 / 5.0);
+}
+
+TEST(Memory, Zero3ShardsWeightsAndAddsGatherBuffers) {
+  // Llama-2-7B on 8 GPUs, dp=8, ZeRO-3, DeepSpeed mixed (16 B/param): states 16 * 6,738,415,616 / 8
+  // = 13,476,831,232 bytes; gather buffer 2 layers x 202,383,360 params x 2 bytes = 809,533,440.
+  const ModelSpec m = catalog("llama2-7b");
+  MemoryOptions o;
+  o.framework = Framework::deepspeed;
+  o.vocab_multiple = 1;
+  const MemoryBreakdown b = memory_per_rank(m, plan("dp=8,zero=3,gbs=8"), 0, o);
+  EXPECT_EQ((b.weights + b.grads + b.optimizer).value, 13'476'831'232.0);
+  EXPECT_EQ(b.zero3_gather.value, 809'533'440.0);
+}
+
+TEST(Memory, FullRecomputeKeepsLayerInputsPlusOneLayerWorkingSet) {
+  const ModelSpec m = catalog("gpt3-175b");
+  const MemoryBreakdown b =
+      memory_per_rank(m, plan("tp=8,pp=8,dp=4,mbs=1,gbs=64,recompute=full"), 0);
+  const double sbh = 2048.0 * 12288;
+  // 12 layers x 8 in flight x 2sbh (no sp), + working set of one layer sbh(10 + 24/8 +
+  // 5*96*2048/(12288*8)).
+  EXPECT_EQ(b.activations.value, 12 * 8 * 2 * sbh);
+  EXPECT_DOUBLE_EQ(b.recompute_workspace.value, sbh * (10 + 3 + 5.0 * 96 * 2048 / (12288 * 8)));
+}
+
+}  // namespace
+}  // namespace scalescope::models
