@@ -40,5 +40,7 @@ struct Context {
 
 // One registration function per subcommand; each lives in cmd_<name>.cpp.
 // (add: void register_<name>(CLI::App& app, Context& ctx);)
+void register_collective(CLI::App& app, Context& ctx);
+void register_simulate(CLI::App& app, Context& ctx);
 
 }  // namespace scalescope::cli

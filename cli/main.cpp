@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "scalescope 0.1.0");
 
   scalescope::cli::Context ctx;
+  scalescope::cli::register_collective(app, ctx);
+  scalescope::cli::register_simulate(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -181,7 +181,7 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                                                            : "datasheet HBM x assumed 0.7"});
   out.push_back({"launch_overhead", to_us(launch_.time), "us", launch_.provenance,
                  launch_.provenance == Provenance::measured ? profile_source_
-                                                            : "assumed: kernel launch + PyTorch eager dispatch"});
+                                                            : "kernel launch + PyTorch eager dispatch, a few us each"});
   return out;
 }
 

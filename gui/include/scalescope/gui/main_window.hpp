@@ -1,0 +1,63 @@
+// The main window: the tabs, open/save session, chart/tab export (PNG/SVG), table export (CSV),
+// and the simulate flow that feeds the result tabs.
+#pragma once
+
+#include <QMainWindow>
+#include <optional>
+
+#include "scalescope/gui/workbench.hpp"
+
+class QTabWidget;
+
+namespace scalescope::gui {
+
+class ClusterView;
+class ErrorReporter;
+class ScalingTab;
+class SimulationTab;
+class WhatIfTab;
+class WorkloadTab;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  /// `interactive`: errors also pop up as non-modal dialogs.
+  explicit MainWindow(bool interactive, QWidget* parent = nullptr);
+
+  /// Loads and shows a session; on failure reports the error and keeps the current state.
+  bool open_session(const QString& file);
+  bool save_session_as(const QString& file);
+  /// Runs the workload tab's session through load_inputs + predict; false (reported) on error.
+  bool simulate();
+  /// "workload", "simulation", "cluster", "whatif", "scaling"; false for an unknown name.
+  bool select_tab(const QString& name);
+  QString current_tab_name() const;
+  /// Renders the current tab to PNG (or SVG when the name ends in .svg).
+  bool export_current(const QString& file);
+  bool export_scaling_csv(const QString& file);
+  /// Loads and predicts the measured runs (done the first time the scaling tab is shown).
+  void ensure_scaling_loaded();
+
+  ErrorReporter* errors() const { return errors_; }
+  WorkloadTab* workload() const { return workload_; }
+  SimulationTab* simulation() const { return simulation_; }
+  ClusterView* cluster_view() const { return cluster_; }
+  WhatIfTab* whatif() const { return whatif_; }
+  ScalingTab* scaling() const { return scaling_; }
+  QTabWidget* tabs() const { return tabs_; }
+
+ private:
+  void build_menus();
+
+  ErrorReporter* errors_;
+  QTabWidget* tabs_;
+  WorkloadTab* workload_;
+  SimulationTab* simulation_;
+  ClusterView* cluster_;
+  WhatIfTab* whatif_;
+  ScalingTab* scaling_;
+  InputsCache cache_;
+  bool scaling_loaded_ = false;
+};
+
+}  // namespace scalescope::gui

@@ -1,0 +1,49 @@
+// Tab 4, what-if: sliders for node count, NVLink and NIC bandwidth scale and micro-batch size; the
+// analytical prediction is recomputed (debounced) and its update time shown.
+#pragma once
+
+#include <QWidget>
+
+#include "scalescope/gui/workbench.hpp"
+
+class QLabel;
+class QSlider;
+class QTimer;
+
+namespace scalescope::gui {
+
+class WhatIfTab : public QWidget {
+  Q_OBJECT
+ public:
+  explicit WhatIfTab(QWidget* parent = nullptr);
+  /// The session the sliders start from (the workload tab's).
+  void set_base(const Session& base);
+  /// The base session with the slider values applied (dp follows the GPU count).
+  Session scenario() const;
+  /// Recomputes at once (the sliders do it 60 ms after the last move).
+  void recompute_now();
+  double last_update_ms() const { return last_ms_; }
+  double last_step_time_s() const { return last_step_s_; }
+  QString result_text() const;
+  QSlider* nodes_slider() const { return nodes_; }
+  QSlider* nvlink_slider() const { return nvlink_; }
+  QSlider* nic_slider() const { return nic_; }
+  QSlider* mbs_slider() const { return mbs_; }
+
+ signals:
+  void updated();
+
+ private:
+  void refresh_labels();
+
+  Session base_;
+  int gpus_per_node_ = 8;
+  QSlider *nodes_, *nvlink_, *nic_, *mbs_;
+  QLabel *nodes_label_, *nvlink_label_, *nic_label_, *mbs_label_, *result_, *timing_;
+  QTimer* debounce_;
+  InputsCache cache_;
+  double last_ms_ = 0, last_step_s_ = 0;
+  bool loading_ = false;
+};
+
+}  // namespace scalescope::gui

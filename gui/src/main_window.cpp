@@ -1,0 +1,185 @@
+// The main window (see main_window.hpp).
+#include "scalescope/gui/main_window.hpp"
+
+#include <QApplication>
+#include <QFile>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QPainter>
+#include <QStatusBar>
+#include <QSvgGenerator>
+#include <QTabWidget>
+#include <QTextStream>
+
+#include "scalescope/gui/cluster_view.hpp"
+#include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/gui/scaling_tab.hpp"
+#include "scalescope/gui/simulation_tab.hpp"
+#include "scalescope/gui/whatif_tab.hpp"
+#include "scalescope/gui/workload_tab.hpp"
+
+namespace scalescope::gui {
+
+namespace {
+const char* const kTabNames[] = {"workload", "simulation", "cluster", "whatif", "scaling"};
+}
+
+MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("scalescope");
+  errors_ = new ErrorReporter(this);
+  if (interactive) errors_->set_interactive(this);
+  tabs_ = new QTabWidget;
+  workload_ = new WorkloadTab(errors_);
+  simulation_ = new SimulationTab;
+  cluster_ = new ClusterView;
+  whatif_ = new WhatIfTab;
+  scaling_ = new ScalingTab(std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "validation" / "h200x4" / "measured");
+  tabs_->addTab(workload_, "Workload && plan");
+  tabs_->addTab(simulation_, "Simulation");
+  tabs_->addTab(cluster_, "Cluster");
+  tabs_->addTab(whatif_, "What-if");
+  tabs_->addTab(scaling_, "Scaling");
+  setCentralWidget(tabs_);
+  build_menus();
+  connect(workload_, &WorkloadTab::simulate_requested, this, [this] {
+    if (simulate()) tabs_->setCurrentWidget(simulation_);
+  });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int) {
+    if (tabs_->currentWidget() == scaling_) ensure_scaling_loaded();
+  });
+  connect(errors_, &ErrorReporter::reported, this,
+          [this](const QString& title, const QString&) { statusBar()->showMessage(title, 8000); });
+  resize(1280, 860);
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Open session...", QKeySequence::Open, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, "Open session", QString(), "Session (*.json)");
+    if (!f.isEmpty()) open_session(f);
+  });
+  file->addAction("&Save session...", QKeySequence::Save, this, [this] {
+    const QString f = QFileDialog::getSaveFileName(this, "Save session", "session.json", "Session (*.json)");
+    if (!f.isEmpty()) save_session_as(f);
+  });
+  file->addAction("&Import HF config.json...", this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, "Import Hugging Face config.json", QString(), "JSON (*.json)");
+    if (!f.isEmpty()) workload_->import_model_file(f);
+  });
+  file->addSeparator();
+  file->addAction("&Export current tab (PNG/SVG)...", this, [this] {
+    const QString f = QFileDialog::getSaveFileName(this, "Export", current_tab_name() + ".png", "Images (*.png *.svg)");
+    if (!f.isEmpty()) export_current(f);
+  });
+  file->addAction("Export scaling table (&CSV)...", this, [this] {
+    const QString f = QFileDialog::getSaveFileName(this, "Export CSV", "scaling.csv", "CSV (*.csv)");
+    if (!f.isEmpty()) export_scaling_csv(f);
+  });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, qApp, &QApplication::quit);
+  QMenu* run = menuBar()->addMenu("&Run");
+  run->addAction("&Simulate", QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] {
+    if (simulate()) tabs_->setCurrentWidget(simulation_);
+  });
+}
+
+bool MainWindow::open_session(const QString& file) {
+  auto s = load_session(file.toStdString());
+  if (!s) {
+    errors_->report("Cannot open session", QString::fromStdString(s.error().str()));
+    return false;
+  }
+  workload_->set_session(*s);
+  if (!s->tab.empty()) select_tab(QString::fromStdString(s->tab));
+  return true;
+}
+
+bool MainWindow::save_session_as(const QString& file) {
+  Session s = workload_->session();
+  s.tab = current_tab_name().toStdString();
+  auto ok = save_session(s, file.toStdString());
+  if (!ok) {
+    errors_->report("Cannot save session", QString::fromStdString(ok.error().str()));
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::simulate() {
+  const Session s = workload_->session();
+  auto in = cache_.get(s);
+  if (!in) {
+    simulation_->show_error(QString::fromStdString(in.error().str()));
+    errors_->report("Cannot load the inputs", QString::fromStdString(in.error().str()));
+    return false;
+  }
+  auto p = predict(*in, s.fidelity, true);
+  if (!p) {
+    simulation_->show_error(QString::fromStdString(p.error().str()));
+    errors_->report("Simulation failed", QString::fromStdString(p.error().str()));
+    return false;
+  }
+  simulation_->show_prediction(*in, *p, QString::fromStdString(s.fidelity + " fidelity"));
+  cluster_->set_cluster(*in->cluster);
+  whatif_->set_base(s);
+  whatif_->recompute_now();
+  return true;
+}
+
+bool MainWindow::select_tab(const QString& name) {
+  for (int i = 0; i < 5; ++i) {
+    if (name == kTabNames[i]) {
+      tabs_->setCurrentIndex(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+QString MainWindow::current_tab_name() const {
+  const int i = tabs_->currentIndex();
+  return i >= 0 && i < 5 ? QString(kTabNames[i]) : QString();
+}
+
+void MainWindow::ensure_scaling_loaded() {
+  if (scaling_loaded_) return;
+  scaling_loaded_ = true;
+  scaling_->reload(profile_names().empty() ? std::string() : std::string("h200x4"));
+}
+
+bool MainWindow::export_current(const QString& file) {
+  QWidget* w = tabs_->currentWidget();
+  if (file.endsWith(".svg", Qt::CaseInsensitive)) {
+    QSvgGenerator gen;
+    gen.setFileName(file);
+    gen.setSize(w->size());
+    gen.setViewBox(QRect(QPoint(0, 0), w->size()));
+    gen.setTitle("scalescope " + current_tab_name());
+    QPainter painter;
+    if (!painter.begin(&gen)) {
+      errors_->report("Cannot export", "cannot write " + file);
+      return false;
+    }
+    w->render(&painter);
+    painter.end();
+    return true;
+  }
+  if (!w->grab().save(file)) {
+    errors_->report("Cannot export", "cannot write " + file + " (PNG)");
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::export_scaling_csv(const QString& file) {
+  ensure_scaling_loaded();
+  QFile f(file);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+    errors_->report("Cannot export", "cannot write " + file + ": " + f.errorString());
+    return false;
+  }
+  QTextStream(&f) << scaling_->model()->to_csv();
+  return true;
+}
+
+}  // namespace scalescope::gui

@@ -1,0 +1,224 @@
+// The GUI's non-Qt core: session JSON, input loading and prediction (mirrors cli/cmd_simulate.cpp).
+#include "scalescope/gui/workbench.hpp"
+
+#include <cstdlib>
+#include <utility>
+
+#include "scalescope/calibrate/fit.hpp"
+#include "scalescope/calibrate/profile.hpp"
+#include "scalescope/models/compute_profile.hpp"
+#include "scalescope/sim/json_reader.hpp"
+
+namespace scalescope::gui {
+
+models::Plan Session::default_plan() {
+  models::Plan p;
+  p.tp = 8;
+  p.pp = 1;
+  p.dp = 1;
+  p.mbs = 1;
+  p.gbs = 8;
+  return p;
+}
+
+Json session_to_json(const Session& s) {
+  Json j = {{"schema", "scalescope.gui_session/1"},
+            {"model", s.model},
+            {"plan", models::to_json(s.plan)},
+            {"cluster", s.cluster},
+            {"nodes", s.nodes},
+            {"calibration", s.calibration},
+            {"fidelity", s.fidelity},
+            {"nvlink_scale", s.nvlink_scale},
+            {"nic_scale", s.nic_scale}};
+  if (!s.tab.empty()) j["tab"] = s.tab;
+  return j;
+}
+
+Expected<Session> session_from_json(const Json& doc, const std::string& file) {
+  return catch_errors([&] {
+    JsonCursor c(doc, file);
+    c.expect_object();
+    c.expect_keys({"schema", "model", "plan", "cluster", "nodes", "calibration", "fidelity", "nvlink_scale",
+                   "nic_scale", "tab"});
+    const std::string schema = c.get_string("schema");
+    if (schema != "scalescope.gui_session/1") {
+      c.at("schema").fail("expected \"scalescope.gui_session/1\", got \"" + schema + "\"");
+    }
+    Session s;
+    s.model = c.get_string("model");
+    s.plan = models::plan_from_json(c.at("plan").json(), file).take_or_throw();
+    s.cluster = c.get_string("cluster");
+    s.nodes = static_cast<int>(c.get_int("nodes", 0));
+    if (s.nodes < 0) c.at("nodes").fail("expected a non-negative integer, got " + std::to_string(s.nodes));
+    s.calibration = c.get_string("calibration", "");
+    if (auto f = c.find("fidelity")) s.fidelity = f->as_enum({"analytical", "flow"});
+    if (auto f = c.find("nvlink_scale")) s.nvlink_scale = f->as_positive_number();
+    if (auto f = c.find("nic_scale")) s.nic_scale = f->as_positive_number();
+    s.tab = c.get_string("tab", "");
+    return s;
+  });
+}
+
+Expected<Session> load_session(const std::filesystem::path& file) {
+  auto doc = read_json_file(file);
+  if (!doc) return doc.error();
+  return session_from_json(*doc, file.string());
+}
+
+Expected<bool> save_session(const Session& s, const std::filesystem::path& file) {
+  return write_file_atomic(file, session_to_json(s).dump(2) + "\n");
+}
+
+std::filesystem::path cluster_file(const std::string& name_or_path) {
+  std::filesystem::path p(name_or_path);
+  if (name_or_path.find('/') != std::string::npos || p.extension() == ".json" || std::filesystem::exists(p)) return p;
+  if (const char* dir = std::getenv("SCALESCOPE_DATA_DIR")) {
+    auto f = std::filesystem::path(dir) / "topologies" / (name_or_path + ".json");
+    if (std::filesystem::exists(f)) return f;
+  }
+  return std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "topologies" / (name_or_path + ".json");
+}
+
+namespace {
+
+/// Multiplies the bandwidth fields of the links whose kind is `kind` (node links) by `f`.
+void scale_links(Json& links, const std::string& kind, double f) {
+  if (!links.is_array()) return;
+  for (auto& l : links) {
+    if (!l.is_object() || l.value("kind", std::string()) != kind) continue;
+    for (const char* key : {"bandwidth_GBps", "per_link_GBps"}) {
+      if (l.contains(key) && l[key].is_number()) l[key] = l[key].get<double>() * f;
+    }
+  }
+}
+
+bool touches_nic(const Json& l) {
+  for (const char* end : {"a", "b"}) {
+    if (!l.contains(end)) continue;
+    const Json& v = l[end];
+    auto is_nic = [](const Json& s) { return s.is_string() && s.get<std::string>().rfind("nic", 0) == 0; };
+    if (is_nic(v)) return true;
+    if (v.is_array()) {
+      for (const auto& e : v) {
+        if (is_nic(e)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+Expected<Cluster> load_scaled_cluster(const Session& s, ClusterOptions copt) {
+  if (s.nvlink_scale == 1.0 && s.nic_scale == 1.0) return load_cluster_by_name_or_path(s.cluster, copt);
+  const auto file = cluster_file(s.cluster);
+  auto doc = read_json_file(file);
+  if (!doc) return doc.error();
+  Json d = std::move(doc).value();
+  if (d.contains("node") && d["node"].is_object() && d["node"].contains("links")) {
+    Json& links = d["node"]["links"];
+    scale_links(links, "nvlink", s.nvlink_scale);
+    if (links.is_array()) {
+      for (auto& l : links) {
+        if (!l.is_object() || !touches_nic(l)) continue;
+        for (const char* key : {"bandwidth_GBps", "per_link_GBps"}) {
+          if (l.contains(key) && l[key].is_number()) l[key] = l[key].get<double>() * s.nic_scale;
+        }
+      }
+    }
+  }
+  if (d.contains("fabric") && d["fabric"].is_object() && d["fabric"].contains("nic_speed_Gbps") &&
+      d["fabric"]["nic_speed_Gbps"].is_number()) {
+    d["fabric"]["nic_speed_Gbps"] = d["fabric"]["nic_speed_Gbps"].get<double>() * s.nic_scale;
+  }
+  return cluster_from_json(d, file.string() + " (what-if scaled)", copt);
+}
+
+}  // namespace
+
+Expected<Inputs> load_inputs(const Session& s) {
+  auto model = models::load_model_by_name_or_path(s.model);
+  if (!model) return model.error();
+  return load_inputs(*model, s);
+}
+
+Expected<Inputs> load_inputs(const models::ModelSpec& model, const Session& s) {
+  Inputs in;
+  in.model = model;
+  in.plan = s.plan;
+  ClusterOptions copt;
+  if (s.nodes > 0) {
+    copt.nodes = s.nodes;
+  } else {
+    copt.gpus = s.plan.gpus();
+  }
+  auto cluster = load_scaled_cluster(s, copt);
+  if (!cluster) return cluster.error();
+  in.cluster.emplace(std::move(cluster).value());
+  const GpuSpec& gpu = in.cluster->gpu_spec();
+  if (!s.calibration.empty()) {
+    std::string desc;
+    auto params = calib::load_collective_calibration(s.calibration, &*in.cluster, &desc);
+    if (!params) return params.error();
+    in.params = std::move(params).value();
+    in.collective_source = desc;
+    auto doc = read_json_file(s.calibration);
+    const bool params_file = doc && doc->is_object() && !doc->contains("schema");
+    if (!params_file) {
+      auto cp = models::load_compute_profile_by_name_or_path(s.calibration);
+      if (!cp) return cp.error();
+      in.compute_source = "profile " + cp->source;
+      auto cm = models::ComputeModel::with_profile(gpu, std::move(cp).value());
+      if (!cm) return cm.error();
+      in.compute.emplace(std::move(cm).value());
+    }
+  }
+  if (!in.compute) {
+    auto cm = models::ComputeModel::datasheet(gpu);
+    if (!cm) return cm.error();
+    in.compute.emplace(std::move(cm).value());
+  }
+  return in;
+}
+
+Expected<models::Prediction> predict(const Inputs& in, const std::string& fidelity, bool record_task_times) {
+  const CollectiveModel collectives(*in.cluster, in.params);
+  models::PredictOptions po;
+  po.fidelity = fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
+  po.analytical_intra_node = true;
+  po.build.per_layer_tasks = false;
+  po.build.costs.flash_attention = true;
+  po.build.costs.dropout = false;
+  po.record_task_times = record_task_times;
+  return models::predict(in.model, in.plan, *in.cluster, collectives, *in.compute, po);
+}
+
+Expected<Inputs> InputsCache::get(const Session& s) {
+  auto it = models_.find(s.model);
+  if (it == models_.end()) {
+    auto model = models::load_model_by_name_or_path(s.model);
+    if (!model) return model.error();
+    it = models_.emplace(s.model, std::move(model).value()).first;
+  }
+  return get(it->second, s);
+}
+
+Expected<Inputs> InputsCache::get(const models::ModelSpec& model, const Session& s) {
+  const std::string key = s.cluster + "|" + (s.nodes > 0 ? "n" + std::to_string(s.nodes) : "g" + std::to_string(s.plan.gpus())) +
+                          "|" + std::to_string(s.nvlink_scale) + "|" + std::to_string(s.nic_scale) + "|" + s.calibration;
+  auto it = hardware_.find(key);
+  if (it == hardware_.end()) {
+    auto in = load_inputs(model, s);
+    if (!in) return in.error();
+    it = hardware_.emplace(key, std::move(in).value()).first;
+  }
+  Inputs in = it->second;
+  in.model = model;
+  in.plan = s.plan;
+  return in;
+}
+
+std::vector<std::string> model_names() { return models::catalog_names(); }
+std::vector<std::string> cluster_names() { return available_cluster_names(); }
+std::vector<std::string> profile_names() { return calib::available_profile_names(); }
+
+}  // namespace scalescope::gui

@@ -1,0 +1,61 @@
+// One training iteration of a plan, predicted: build the task graph, simulate it, and summarise
+// step time, throughput, MFU, memory and the time breakdown with the provenance of the inputs.
+//
+//   tokens_per_s = gbs * seq_len / step_time
+//   mfu          = model FLOPs per step / (step_time * GPUs * peak bf16), model FLOPs = flops_per_token
+//                  (counts.hpp: weight matmuls, QK^T and AV counted over the full s x s as in Narayanan et
+//                  al. 2021 and PaLM, LM head; forward + backward, NO recompute) x gbs * seq_len
+//   hfu          = the same with the recompute FLOPs added (what the GPUs execute)
+//   memory       = peak_memory (memory.hpp) with the build's flash-attention choice; fits when its total
+//                  is at most the GPU memory of the cluster
+//   breakdown    = the critical rank's (simulator.hpp): compute (forward + backward + recompute),
+//                  optimizer, exposed communication per kind, pipeline bubble (idle incl. waiting)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scalescope/models/builder.hpp"
+#include "scalescope/models/memory.hpp"
+#include "scalescope/sim/collective.hpp"
+#include "scalescope/sim/simulator.hpp"
+
+namespace scalescope::models {
+
+struct PredictOptions {
+  Fidelity fidelity = Fidelity::analytical;
+  /// Simulate one representative pipeline (default for analytical) or every rank (default for flow).
+  std::optional<bool> symmetric;
+  /// Flow fidelity: intra-node collectives and transfers at their analytical time (NVLink carries no
+  /// inter-node traffic, so this is exact unless two intra-node collectives share a GPU's links).
+  bool analytical_intra_node = true;
+  BuildOptions build;  ///< its `symmetric` is overridden by the field above
+  MemoryOptions memory;
+  std::vector<SimObserver*> observers;
+  bool record_task_times = false;
+};
+
+struct Prediction {
+  TaskGraph graph;
+  SimResult sim;
+  PlanCheck check;  ///< validate()'s notes
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;     ///< per step, without recompute
+  double hardware_flops = 0;  ///< per step, with recompute
+  double mfu = 0, hfu = 0;
+  double peak_tflops = 0;     ///< bf16 dense peak per GPU used for MFU
+  MemoryBreakdown memory;
+  Bytes gpu_memory;
+  bool fits_memory = false;
+  /// Compute time of one micro-batch through one layer (fwd + bwd + recompute) split by provenance.
+  std::array<Seconds, kNumProvenances> compute_provenance{};
+  std::vector<SourcedValue> compute_inputs;
+};
+
+/// Validates the plan against the model and cluster, builds, simulates and summarises.
+Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
+                             const CollectiveModel& collectives, const ComputeModel& compute,
+                             const PredictOptions& options = {});
+
+}  // namespace scalescope::models

@@ -1,0 +1,89 @@
+// Minimal reader of a calibration profile's GEMM rows, bandwidths and launch overhead.
+#include "scalescope/models/compute_profile.hpp"
+
+#include <cstdlib>
+#include <system_error>
+#include <vector>
+
+namespace scalescope::models {
+
+namespace fs = std::filesystem;
+
+Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::string& source) {
+  return catch_errors([&] {
+    const JsonCursor root(doc, source);
+    root.expect_object();
+    const std::string schema = root.get_string("schema");
+    if (schema != "scalescope.calibration/1") {
+      root.at("schema").fail("expected \"scalescope.calibration/1\", got \"" + schema + "\"");
+    }
+    ComputeProfile p;
+    p.source = source;
+    if (auto gpus = root.find("gpus"); gpus && gpus->size() > 0) {
+      if (auto name = gpus->at(std::size_t{0}).find("name")) p.gpu = name->as_string();
+    }
+    if (auto gemm = root.find("gemm")) {
+      for (const JsonCursor& row : gemm->items()) {
+        row.expect_keys({"dtype", "transa", "transb", "m", "n", "k", "time_us", "time_us_min", "time_us_p90", "tflops",
+                         "reps", "label", "error"});
+        if (row.has("error")) continue;
+        auto t = row.find("time_us");
+        if (!t || t->json().is_null()) continue;
+        GemmSample g;
+        g.dtype = row.get_string("dtype");
+        g.m = row.get_positive_int("m");
+        g.n = row.get_positive_int("n");
+        g.k = row.get_positive_int("k");
+        g.time = microseconds(t->as_positive_number());
+        p.gemms.push_back(std::move(g));
+      }
+    }
+    if (auto mem = root.find("memory")) {
+      auto number = [&](std::string_view key) -> std::optional<double> {
+        auto c = mem->find(key);
+        if (!c || c->json().is_null()) return std::nullopt;
+        return c->as_positive_number();
+      };
+      if (auto bw = number("d2d_copy_GBps")) p.hbm_bandwidth = GBps(*bw);
+      if (auto l = number("launch_overhead_us")) p.launch_overhead = microseconds(*l);
+      if (auto rows = mem->find("elementwise")) {
+        double best_bytes = 0;
+        for (const JsonCursor& row : rows->items()) {
+          auto gb = row.find("GBps");
+          if (!gb || gb->json().is_null()) continue;
+          const double bytes = row.at("bytes").as_positive_number();
+          if (bytes > best_bytes) {
+            best_bytes = bytes;
+            p.elementwise_bandwidth = GBps(gb->as_positive_number());
+          }
+        }
+      }
+    }
+    return p;
+  });
+}
+
+Expected<ComputeProfile> load_compute_profile(const fs::path& file) {
+  auto doc = read_json_file(file);
+  if (!doc) return doc.error();
+  return compute_profile_from_json(*doc, file.string());
+}
+
+Expected<ComputeProfile> load_compute_profile_by_name_or_path(std::string_view name_or_path) {
+  const std::string s(name_or_path);
+  std::error_code ec;
+  if (s.find('/') != std::string::npos || s.ends_with(".json") || fs::is_regular_file(s, ec)) {
+    return load_compute_profile(s);
+  }
+  std::vector<fs::path> dirs;
+  if (const char* d = std::getenv("SCALESCOPE_DATA_DIR")) dirs.push_back(fs::path(d) / "calibrate" / "profiles");
+  dirs.push_back(fs::path(SCALESCOPE_SOURCE_DIR) / "calibrate" / "profiles");
+  for (const auto& dir : dirs) {
+    const fs::path f = dir / (s + ".json");
+    if (fs::is_regular_file(f, ec)) return load_compute_profile(f);
+  }
+  return input_error("--calibration", "", "no calibration profile named '" + s + "' (looked for " + s +
+                                              ".json in " + dirs.back().string() + ")");
+}
+
+}  // namespace scalescope::models

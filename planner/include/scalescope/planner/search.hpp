@@ -1,0 +1,132 @@
+// Plan search: enumerate TP/PP/DP/ZeRO/micro-batch/schedule/recompute/SP plans for a model on a
+// number of GPUs, prune by validity and the memory model, simulate the rest (symmetric analytical
+// fidelity, all cores), confirm the best K at flow fidelity and rank them.
+//
+// Enumeration (every plan uses exactly `gpus` = tp * pp * dp GPUs):
+//   tp  divides gpus, heads and kv_heads (validate() also asks ffn_hidden), tp <= GPUs per node
+//       unless allow_cross_node_tp;  pp divides gpus / tp and layers;  dp = gpus / (tp * pp);
+//   (tp, pp) layouts whose dp does not divide gbs are dropped as a whole (counted per layout);
+//   zero 0..3 (only 0 when dp = 1: ZeRO over one rank is plain data parallelism);
+//   mbs  divisors of gbs / dp up to max_mbs;
+//   schedule gpipe | 1f1b | interleaved with vpp dividing layers / pp, 1 < vpp <= max_vpp (pp > 1);
+//   recompute none | selective | full;  sp false | true (true only when tp > 1).
+// Pruning: models::validate() failures count as "invalid" by the rule's key; plans whose peak
+// memory (memory.hpp, flash attention) exceeds the GPU's count as "out of memory".
+// Ranking: ascending (step time, then the plan fields tp, pp, dp, zero, mbs, schedule, vpp,
+// recompute, sp) - a total order, so the ranking does not depend on the thread count.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scalescope/models/compute_model.hpp"
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/models/plan.hpp"
+#include "scalescope/models/predict.hpp"
+#include "scalescope/sim/cluster.hpp"
+#include "scalescope/sim/collective.hpp"
+#include "scalescope/sim/simulator.hpp"
+
+namespace scalescope::planner {
+
+/// Fields a search must keep fixed ("--fix tp=8,schedule=1f1b").
+struct PlanFilter {
+  std::optional<int> tp, pp, dp, zero, mbs, vpp;
+  std::optional<models::Schedule> schedule;
+  std::optional<models::Recompute> recompute;
+  std::optional<bool> sp;
+  bool accepts(const models::Plan& p) const;
+};
+/// Parses "tp=8,pp=4,zero=1,schedule=1f1b,recompute=full,sp=1"; errors name `source` and the key.
+Expected<PlanFilter> parse_plan_filter(std::string_view text, const std::string& source = "--fix");
+
+struct SearchSpace {
+  int gpus = 0;
+  int gbs = 0;
+  bool allow_cross_node_tp = false;
+  int max_mbs = 8;
+  int max_vpp = 8;
+  PlanFilter fix;
+};
+
+/// How many candidates were dropped and why.
+struct PruneCounts {
+  int layouts = 0;                 ///< (tp, pp) layouts considered
+  int layouts_tp_cross_node = 0;   ///< tp larger than a node
+  int layouts_tp_heads = 0;        ///< tp does not divide heads or kv_heads
+  int layouts_gbs_not_divisible = 0;  ///< dp does not divide gbs
+  long plans = 0;                  ///< full plans enumerated from the remaining layouts
+  long fixed_out = 0;              ///< excluded by --fix
+  long invalid = 0;                ///< models::validate() refused them
+  std::map<std::string, long> invalid_by_rule;  ///< key -> count (sorted: deterministic)
+  long out_of_memory = 0;
+  long failed = 0;                 ///< build or simulation errors
+  long evaluated = 0;              ///< simulated at analytical fidelity
+};
+
+struct Enumeration {
+  std::vector<models::Plan> candidates;  ///< valid and fitting in memory, in enumeration order
+  PruneCounts counts;
+  /// Smallest peak memory per GPU among valid plans (set when any plan was valid) and its plan.
+  std::optional<Bytes> min_memory;
+  std::optional<models::Plan> min_memory_plan;
+};
+
+/// Enumerates and prunes (no simulation). `gpus_per_node` bounds tp; `gpu_memory` is the capacity.
+Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& space, int gpus_per_node,
+                            Bytes gpu_memory);
+
+/// One plan's prediction (same path as `scalescope simulate`: models::predict with flash attention
+/// and no dropout, the symmetric pipeline at analytical fidelity, every rank at flow fidelity).
+Expected<models::Prediction> evaluate(const models::ModelSpec& model, const models::Plan& plan,
+                                      const Cluster& cluster, const models::ComputeModel& compute,
+                                      const CollectiveModel& collectives, Fidelity fidelity);
+
+struct RankedPlan {
+  models::Plan plan;
+  double step_time_s = 0;  ///< analytical
+  std::optional<double> flow_step_time_s;  ///< when confirmed at flow fidelity
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double memory_GiB = 0;
+  Breakdown breakdown;     ///< analytical, critical rank
+  std::string limiter;     ///< largest part: "compute", "exposed DP comm", "bubble", ...
+  double limiter_share = 0;
+  /// The step time the ranking uses: flow when confirmed, analytical otherwise.
+  double ranking_time() const { return flow_step_time_s.value_or(step_time_s); }
+};
+
+/// Strict total order: (time, tp, pp, dp, zero, mbs, schedule, vpp, recompute, sp).
+bool plan_less(const models::Plan& a, const models::Plan& b);
+
+/// The largest part of a breakdown and its share of the step.
+std::pair<std::string, double> limiting_factor(const Breakdown& b);
+
+struct SearchOptions {
+  int top = 10;
+  int flow_top = 3;   ///< re-simulated at flow fidelity (<= top); they are re-ranked among themselves
+  int threads = 0;    ///< 0: std::thread::hardware_concurrency()
+  /// Called from worker threads (serialised) as plans finish: (done, total).
+  std::function<void(long, long)> progress;
+};
+
+struct SearchResult {
+  std::vector<RankedPlan> ranked;  ///< best first, at most `top`
+  PruneCounts counts;
+  /// Why nothing could be ranked (empty when `ranked` is not).
+  std::vector<std::string> explanations;
+  std::optional<Bytes> min_memory;
+};
+
+/// Full search. Input errors (gpus > cluster, gbs <= 0) come back as errors; an impossible
+/// request gives an empty `ranked` with `explanations`.
+Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& cluster, const CollectiveModel& collectives,
+                              const models::ComputeModel& compute, const SearchSpace& space,
+                              const SearchOptions& options = {});
+
+}  // namespace scalescope::planner

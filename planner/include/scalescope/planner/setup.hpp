@@ -1,0 +1,36 @@
+// What one evaluation needs besides the model and plan: the cluster, its collective model and the
+// compute model, loaded from a cluster name/file and an optional calibration - the same loading as
+// `scalescope simulate` (which keeps its own copy in cli/cmd_simulate.cpp).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "scalescope/models/compute_model.hpp"
+#include "scalescope/sim/cluster.hpp"
+#include "scalescope/sim/collective.hpp"
+
+namespace scalescope::planner {
+
+/// Not movable (the collective model points at the cluster): held by unique_ptr.
+struct EvalSetup {
+  EvalSetup(Cluster c, CollectiveParams params, models::ComputeModel cm)
+      : cluster(std::move(c)), collectives(cluster, std::move(params)), compute(std::move(cm)) {}
+  EvalSetup(const EvalSetup&) = delete;
+  EvalSetup& operator=(const EvalSetup&) = delete;
+
+  Cluster cluster;
+  CollectiveModel collectives;
+  models::ComputeModel compute;
+  std::string collective_source = "built-in datasheet parameters";
+  std::string compute_source = "datasheet roofline";
+};
+
+/// `calibration`: empty (datasheet), a calibration profile name or file (collectives fitted on the
+/// cluster, GEMM/HBM/launch measurements for compute) or a collective-parameters JSON (collectives
+/// only).
+Expected<std::unique_ptr<EvalSetup>> load_setup(const std::string& cluster_name_or_path, ClusterOptions options,
+                                                const std::string& calibration);
+
+}  // namespace scalescope::planner

@@ -1,0 +1,210 @@
+// The cluster graph: GPUs, NVSwitches, PCIe switches, CPUs, NICs and fabric switches joined by
+// full-duplex links (Boost.Graph), with deterministic shortest-path routing (ECMP), path metrics
+// and bisection bandwidth. Loaded from the JSON format described in docs/cluster-format.md.
+//
+// Routing rules (route()):
+//  * A route is a list of directed link indices from the source GPU to the destination GPU.
+//  * Cost is lexicographic: fewest hops first, then lowest summed latency.
+//  * Routes never pass THROUGH a GPU or a NIC (they are endpoints), and never through a node
+//    other than the source's and the destination's; a route between two GPUs of one node stays
+//    inside the node.
+//  * Inside a node an all-NVLink path is preferred whenever one exists (as NCCL prefers NVLink
+//    P2P over PCIe); otherwise the route uses PCIe switches / CPUs (and the CPU-CPU link).
+//  * Among equal-cost paths one is chosen per hop by hashing (src rank, dst rank, flow_key):
+//    deterministic ECMP. The same arguments always give the same route, on every platform.
+//  * route() is const, allocation-light and thread-safe: all tables are precomputed at load.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scalescope/sim/error.hpp"
+#include "scalescope/sim/json_reader.hpp"
+#include "scalescope/sim/units.hpp"
+
+namespace scalescope {
+
+/// Physical link technology. `upi` is the CPU-to-CPU socket interconnect (Intel UPI, AMD xGMI).
+enum class LinkKind { nvlink, pcie, upi, ib, roce, ethernet };
+/// "nvlink", "pcie", "upi", "ib", "roce", "ethernet" (the spelling used in files).
+std::string_view to_string(LinkKind kind);
+
+enum class VertexKind { gpu, nvswitch, pcie_switch, cpu, nic, fabric_switch };
+/// "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "fabric_switch".
+std::string_view to_string(VertexKind kind);
+
+struct VertexProps {
+  VertexKind kind = VertexKind::gpu;
+  /// "n3.gpu5", "n0.nvswitch0", "n2.pcie1", "n0.cpu1", "n7.nic3"; fabric switches:
+  /// "switch0" (single_switch), "leaf12", "spine3" (2-tier), "leaf4", "agg7", "core0" (3-tier).
+  std::string name;
+  int node = -1;   ///< node index; -1 for fabric switches
+  int local = -1;  ///< index among the node's devices of this kind (gpu5 -> 5); fabric switch:
+                   ///< index in its tier
+  int rail = -1;   ///< NIC: its rail; rail-aligned leaf switch: the rail it serves; otherwise -1
+  int tier = 0;    ///< fabric switch: 1 leaf, 2 spine / aggregation, 3 core; 0 for node devices
+};
+
+struct EdgeProps {
+  LinkKind kind = LinkKind::pcie;
+  BytesPerSecond bandwidth;  ///< in this direction (each physical link is two directed edges)
+  Seconds latency;           ///< one traversal of this link (wire + the switch it enters)
+  int index = -1;  ///< dense id in [0, num_links()): the resource id used by the flow network
+  int lanes = 1;   ///< physical links bundled in this edge (NVLink count, parallel switch ports)
+};
+
+using ClusterGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
+using VertexId = ClusterGraph::vertex_descriptor;
+
+/// One directed link, by its dense index.
+struct Link {
+  int index = -1;
+  VertexId src = 0;
+  VertexId dst = 0;
+  int reverse = -1;  ///< index of the opposite direction of the same physical link
+  LinkKind kind = LinkKind::pcie;
+  BytesPerSecond bandwidth;
+  Seconds latency;
+  int lanes = 1;
+};
+
+/// Peak dense tensor throughput per data type (absent where the GPU has no such mode, e.g. fp8 on
+/// A100).
+struct PeakFlops {
+  std::optional<FlopsPerSecond> fp8, bf16, fp16, tf32, fp32;
+  /// By name: "fp8", "bf16", "fp16", "tf32", "fp32"; nullopt for an unknown name or an absent
+  /// value.
+  std::optional<FlopsPerSecond> get(std::string_view dtype) const;
+};
+
+struct GpuSpec {
+  std::string model;             ///< e.g. "H200 SXM 141GB"
+  Bytes memory;                  ///< usable device memory as nvidia-smi reports it
+  BytesPerSecond hbm_bandwidth;  ///< peak HBM bandwidth (datasheet)
+  int sm_count = 0;
+  PeakFlops peak;  ///< dense (no sparsity) peak
+};
+
+enum class FabricKind { none, single_switch, fat_tree, rail_optimized };
+std::string_view to_string(FabricKind kind);
+
+/// Size of the cluster built from a file. At most one is needed; with neither, the file's
+/// "nodes" (default 1) is used. `gpus` = N gives ceil(N / gpus_per_node) nodes. If both are
+/// given they must agree (an input error otherwise).
+struct ClusterOptions {
+  std::optional<int> nodes;
+  std::optional<int> gpus;
+};
+
+/// A built cluster. Obtained only from the loaders below (never half-built); copyable and movable.
+/// All queries are const and thread-safe.
+class Cluster {
+ public:
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  const std::vector<std::string>& sources() const { return sources_; }
+  /// The file's fabric kind. A single-node cluster is built without fabric switches (its NICs
+  /// then lead nowhere), whatever the kind.
+  FabricKind fabric_kind() const { return fabric_kind_; }
+
+  int num_nodes() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int num_gpus() const { return nodes_ * gpus_per_node_; }
+  int nics_per_node() const { return static_cast<int>(nic_tv_.size()); }
+  const GpuSpec& gpu_spec() const { return gpu_; }
+
+  /// Vertex of GPU `global_rank` (= node * gpus_per_node + local).
+  VertexId gpu_vertex(int global_rank) const;
+  int node_of(int global_rank) const { return global_rank / gpus_per_node_; }
+  bool same_node(int rank_a, int rank_b) const { return node_of(rank_a) == node_of(rank_b); }
+  /// Vertex of NIC `local_nic` (0-based, in file order) of `node`.
+  VertexId nic_vertex(int node, int local_nic) const;
+
+  const ClusterGraph& graph() const { return graph_; }
+  const VertexProps& vertex(VertexId v) const { return graph_[v]; }
+  int num_vertices() const { return static_cast<int>(boost::num_vertices(graph_)); }
+
+  /// Number of directed links (twice the physical links).
+  int num_links() const { return static_cast<int>(links_.size()); }
+  const Link& link(int index) const;
+  /// "n0.gpu0->n0.nvswitch0" (for traces and messages).
+  std::string link_name(int index) const;
+  /// Capacity of every directed link, indexed by link index (for the flow network).
+  std::vector<BytesPerSecond> link_capacities() const;
+
+  /// Directed link indices along the route from src_rank's GPU to dst_rank's GPU (rules at the
+  /// top of this file). Empty when src_rank == dst_rank. Thread-safe.
+  std::vector<int> route(int src_rank, int dst_rank, std::uint64_t flow_key = 0) const;
+  /// Minimum bandwidth over the route's links; +infinity for an empty route.
+  BytesPerSecond path_bandwidth(const std::vector<int>& route) const;
+  /// Sum of the route's link latencies; 0 for an empty route.
+  Seconds path_latency(const std::vector<int>& route) const;
+
+  /// Bisection bandwidth: the maximum flow (= minimum cut) from the GPUs of ranks
+  /// [0, num_gpus/2) to the GPUs of ranks [num_gpus/2, num_gpus), one direction, counting every
+  /// link (NVLink, PCIe, fabric) at its per-direction bandwidth (Boost push-relabel max flow).
+  /// 0 when the cluster has fewer than 2 GPUs. Computed on each call (milliseconds at 1,024 GPUs).
+  BytesPerSecond bisection_bandwidth() const;
+
+ private:
+  friend class ClusterBuilder;
+  Cluster() = default;
+  using Cost =
+      std::int64_t;  ///< hops * 1e12 + latency in picoseconds (lexicographic in one integer)
+
+  void walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, std::uint64_t hash,
+                     int& hop, std::vector<int>& out) const;
+  void walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, int& hop,
+                   std::vector<int>& out) const;
+
+  std::string name_, description_;
+  std::vector<std::string> sources_;
+  FabricKind fabric_kind_ = FabricKind::none;
+  GpuSpec gpu_;
+  int nodes_ = 1;
+  int gpus_per_node_ = 1;
+
+  ClusterGraph graph_;
+  std::vector<Link> links_;
+  std::vector<Cost> link_cost_;  ///< per link index
+
+  // Per-node template: node n's vertices are [n*tv, (n+1)*tv), its links [n*te, (n+1)*te).
+  int tv_ = 0, te_ = 0;
+  std::vector<int> gpu_tv_;              ///< template vertex of local GPU i
+  std::vector<int> nic_tv_;              ///< template vertex of local NIC k
+  std::vector<char> t_transit_;          ///< template vertex may be passed through
+  std::vector<std::vector<int>> t_out_;  ///< template vertex -> template link indices leaving it
+  std::vector<Cost> t_dist_all_,
+      t_dist_nvl_;  ///< tv x tv, all links / NVLink links only (kCostInf if none)
+
+  // Fabric: switches s = 0..S-1; NIC (node, k) hangs off leaf_of_nic_[node*nics+k].
+  std::vector<VertexId> fs_vertex_;
+  std::vector<int> vertex_to_switch_;    ///< per vertex: switch id or -1
+  std::vector<std::vector<int>> f_out_;  ///< switch -> fabric link indices to other switches
+  std::vector<Cost> f_dist_;             ///< S x S
+  std::vector<int> nic_up_, nic_down_,
+      leaf_of_nic_;  ///< per global NIC: uplink, downlink, its switch
+};
+
+/// Builds a cluster from a parsed document; `source` names it in errors (a file path or
+/// "<builtin:x>").
+Expected<Cluster> cluster_from_json(const Json& doc, std::string source,
+                                    ClusterOptions options = {});
+/// Reads and builds a cluster file.
+Expected<Cluster> load_cluster(const std::filesystem::path& file, ClusterOptions options = {});
+/// A path (contains '/', ends in ".json", or names an existing file) or a bare name such as
+/// "hgx-h200-4", looked up as NAME.json in $SCALESCOPE_DATA_DIR/topologies/ and then in
+/// SCALESCOPE_SOURCE_DIR/topologies/. An unknown name gives an input error listing the names.
+Expected<Cluster> load_cluster_by_name_or_path(std::string_view name_or_path,
+                                               ClusterOptions options = {});
+/// Names (file stems, sorted, without duplicates) of the built-in cluster files in the folders
+/// above.
+std::vector<std::string> available_cluster_names();
+
+}  // namespace scalescope

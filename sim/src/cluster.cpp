@@ -1,0 +1,395 @@
+// Cluster queries: deterministic ECMP routing over the precomputed tables, path metrics,
+// bisection bandwidth (push-relabel max flow), and the loaders (file, JSON, built-in name).
+#include "scalescope/sim/cluster.hpp"
+
+#include <algorithm>
+#include <boost/graph/push_relabel_max_flow.hpp>
+#include <cassert>
+#include <cstdlib>
+#include <limits>
+#include <set>
+
+#include "cluster_spec.hpp"
+
+namespace scalescope {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::nvlink:
+      return "nvlink";
+    case LinkKind::pcie:
+      return "pcie";
+    case LinkKind::upi:
+      return "upi";
+    case LinkKind::ib:
+      return "ib";
+    case LinkKind::roce:
+      return "roce";
+    case LinkKind::ethernet:
+      return "ethernet";
+  }
+  return "?";
+}
+
+std::string_view to_string(VertexKind kind) {
+  switch (kind) {
+    case VertexKind::gpu:
+      return "gpu";
+    case VertexKind::nvswitch:
+      return "nvswitch";
+    case VertexKind::pcie_switch:
+      return "pcie_switch";
+    case VertexKind::cpu:
+      return "cpu";
+    case VertexKind::nic:
+      return "nic";
+    case VertexKind::fabric_switch:
+      return "fabric_switch";
+  }
+  return "?";
+}
+
+std::string_view to_string(FabricKind kind) {
+  switch (kind) {
+    case FabricKind::none:
+      return "none";
+    case FabricKind::single_switch:
+      return "single_switch";
+    case FabricKind::fat_tree:
+      return "fat_tree";
+    case FabricKind::rail_optimized:
+      return "rail_optimized";
+  }
+  return "?";
+}
+
+std::optional<FlopsPerSecond> PeakFlops::get(std::string_view dtype) const {
+  if (dtype == "fp8") return fp8;
+  if (dtype == "bf16") return bf16;
+  if (dtype == "fp16") return fp16;
+  if (dtype == "tf32") return tf32;
+  if (dtype == "fp32") return fp32;
+  return std::nullopt;
+}
+
+VertexId Cluster::gpu_vertex(int global_rank) const {
+  assert(global_rank >= 0 && global_rank < num_gpus() && "gpu_vertex: rank out of range");
+  return static_cast<VertexId>(node_of(global_rank)) * static_cast<VertexId>(tv_) +
+         static_cast<VertexId>(gpu_tv_[static_cast<std::size_t>(global_rank % gpus_per_node_)]);
+}
+
+VertexId Cluster::nic_vertex(int node, int local_nic) const {
+  assert(node >= 0 && node < nodes_ && local_nic >= 0 && local_nic < nics_per_node() &&
+         "nic_vertex: out of range");
+  return static_cast<VertexId>(node) * static_cast<VertexId>(tv_) +
+         static_cast<VertexId>(nic_tv_[static_cast<std::size_t>(local_nic)]);
+}
+
+const Link& Cluster::link(int index) const {
+  assert(index >= 0 && index < num_links() && "link: index out of range");
+  return links_[static_cast<std::size_t>(index)];
+}
+
+std::string Cluster::link_name(int index) const {
+  const Link& l = link(index);
+  return graph_[l.src].name + "->" + graph_[l.dst].name;
+}
+
+std::vector<BytesPerSecond> Cluster::link_capacities() const {
+  std::vector<BytesPerSecond> out;
+  out.reserve(links_.size());
+  for (const Link& l : links_) out.push_back(l.bandwidth);
+  return out;
+}
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// Index in [0, count) for ECMP choice number `hop` of the flow with hash `h`.
+std::size_t pick(std::uint64_t h, int hop, std::size_t count) {
+  return static_cast<std::size_t>(
+      splitmix64(h + static_cast<std::uint64_t>(hop) * 0x632be59bd9b4e019ULL) % count);
+}
+
+}  // namespace
+
+void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, std::uint64_t hash,
+                            int& hop, std::vector<int>& out) const {
+  const auto tv = static_cast<std::size_t>(tv_);
+  const auto& dist = nvlink_only ? t_dist_nvl_ : t_dist_all_;
+  const auto dst = static_cast<std::size_t>(dst_tv);
+  auto u = static_cast<std::size_t>(src_tv);
+  const int base = node * te_;
+  while (u != dst) {
+    const Cost target = dist[u * tv + dst];
+    assert(target < kCostInf && "walk_template: no path (validated at load)");
+    auto ok = [&](int e) {
+      const Link& l =
+          links_[static_cast<std::size_t>(e)];  // node 0's copy: vertex ids are template ids
+      if (nvlink_only && l.kind != LinkKind::nvlink) return false;
+      if (l.dst != dst && !t_transit_[l.dst]) return false;
+      const Cost rest = dist[l.dst * tv + dst];
+      return rest < kCostInf && link_cost_[static_cast<std::size_t>(e)] + rest == target;
+    };
+    const auto& cand = t_out_[u];
+    const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
+    assert(count > 0 && "walk_template: broken distance table");
+    std::size_t k = pick(hash, hop, count);
+    for (int e : cand) {
+      if (!ok(e)) continue;
+      if (k-- == 0) {
+        out.push_back(base + e);
+        u = links_[static_cast<std::size_t>(e)].dst;
+        break;
+      }
+    }
+    ++hop;
+  }
+}
+
+void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, int& hop,
+                          std::vector<int>& out) const {
+  const std::size_t S = fs_vertex_.size();
+  const auto dst = static_cast<std::size_t>(dst_switch);
+  auto u = static_cast<std::size_t>(src_switch);
+  while (u != dst) {
+    const Cost target = f_dist_[u * S + dst];
+    assert(target < kCostInf && "walk_fabric: fabric not connected");
+    auto next = [&](int e) {
+      return static_cast<std::size_t>(vertex_to_switch_[links_[static_cast<std::size_t>(e)].dst]);
+    };
+    auto ok = [&](int e) {
+      return link_cost_[static_cast<std::size_t>(e)] + f_dist_[next(e) * S + dst] == target;
+    };
+    const auto& cand = f_out_[u];
+    const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
+    assert(count > 0 && "walk_fabric: broken distance table");
+    std::size_t k = pick(hash, hop, count);
+    for (int e : cand) {
+      if (!ok(e)) continue;
+      if (k-- == 0) {
+        out.push_back(e);
+        u = next(e);
+        break;
+      }
+    }
+    ++hop;
+  }
+}
+
+std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_key) const {
+  assert(src_rank >= 0 && src_rank < num_gpus() && dst_rank >= 0 && dst_rank < num_gpus() &&
+         "route: rank out of range");
+  std::vector<int> out;
+  if (src_rank == dst_rank) return out;
+  const std::uint64_t h = splitmix64(splitmix64(splitmix64(static_cast<std::uint64_t>(src_rank)) ^
+                                                static_cast<std::uint64_t>(dst_rank)) ^
+                                     flow_key);
+  int hop = 0;
+  const int na = node_of(src_rank), nb = node_of(dst_rank);
+  const auto tv = static_cast<std::size_t>(tv_);
+  const auto ga =
+      static_cast<std::size_t>(gpu_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)]);
+  const auto gb =
+      static_cast<std::size_t>(gpu_tv_[static_cast<std::size_t>(dst_rank % gpus_per_node_)]);
+  if (na == nb) {
+    const bool nvl = t_dist_nvl_[ga * tv + gb] < kCostInf;
+    walk_template(na, static_cast<int>(ga), static_cast<int>(gb), nvl, h, hop, out);
+    return out;
+  }
+  // Choose the (source NIC, destination NIC) pair of least total cost; ties by hash.
+  const int nics = nics_per_node();
+  const std::size_t S = fs_vertex_.size();
+  auto total = [&](int i, int j) -> Cost {
+    const auto ni = static_cast<std::size_t>(nic_tv_[static_cast<std::size_t>(i)]);
+    const auto nj = static_cast<std::size_t>(nic_tv_[static_cast<std::size_t>(j)]);
+    const auto gi = static_cast<std::size_t>(na * nics + i),
+               gj = static_cast<std::size_t>(nb * nics + j);
+    const Cost a = t_dist_all_[ga * tv + ni], b = t_dist_all_[nj * tv + gb];
+    const Cost f = f_dist_[static_cast<std::size_t>(leaf_of_nic_[gi]) * S +
+                           static_cast<std::size_t>(leaf_of_nic_[gj])];
+    if (a >= kCostInf || b >= kCostInf || f >= kCostInf) return kCostInf;
+    return a + link_cost_[static_cast<std::size_t>(nic_up_[gi])] + f +
+           link_cost_[static_cast<std::size_t>(nic_down_[gj])] + b;
+  };
+  Cost best = kCostInf;
+  std::size_t ties = 0;
+  for (int i = 0; i < nics; ++i)
+    for (int j = 0; j < nics; ++j) {
+      const Cost c = total(i, j);
+      if (c < best)
+        best = c, ties = 1;
+      else if (c == best && c < kCostInf)
+        ++ties;
+    }
+  assert(best < kCostInf && "route: no inter-node path (validated at load)");
+  std::size_t k = pick(h, hop++, ties);
+  int si = -1, dj = -1;
+  for (int i = 0; i < nics && si < 0; ++i)
+    for (int j = 0; j < nics; ++j)
+      if (total(i, j) == best && k-- == 0) {
+        si = i, dj = j;
+        break;
+      }
+  const auto gi = static_cast<std::size_t>(na * nics + si),
+             gj = static_cast<std::size_t>(nb * nics + dj);
+  walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop,
+                out);
+  out.push_back(nic_up_[gi]);
+  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, hop, out);
+  out.push_back(nic_down_[gj]);
+  walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop,
+                out);
+  return out;
+}
+
+BytesPerSecond Cluster::path_bandwidth(const std::vector<int>& route) const {
+  BytesPerSecond bw(std::numeric_limits<double>::infinity());
+  for (int e : route) bw = std::min(bw, link(e).bandwidth);
+  return bw;
+}
+
+Seconds Cluster::path_latency(const std::vector<int>& route) const {
+  Seconds s(0.0);
+  for (int e : route) s += link(e).latency;
+  return s;
+}
+
+BytesPerSecond Cluster::bisection_bandwidth() const {
+  const int gpus = num_gpus();
+  if (gpus < 2) return BytesPerSecond(0.0);
+  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using FlowGraph = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+      boost::property<
+          boost::edge_capacity_t, std::int64_t,
+          boost::property<boost::edge_residual_capacity_t, std::int64_t,
+                          boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+  const auto V = boost::num_vertices(graph_);
+  FlowGraph fg(V + 2);
+  const auto source = V, sink = V + 1;
+  auto cap = boost::get(boost::edge_capacity, fg);
+  auto rev = boost::get(boost::edge_reverse, fg);
+  auto add = [&](std::size_t a, std::size_t b, std::int64_t c) {
+    const auto e = boost::add_edge(a, b, fg).first;
+    const auto r = boost::add_edge(b, a, fg).first;
+    cap[e] = c;
+    cap[r] = 0;
+    rev[e] = r;
+    rev[r] = e;
+  };
+  std::int64_t sum = 1;
+  for (const Link& l : links_) {
+    const auto c = static_cast<std::int64_t>(std::llround(l.bandwidth.value));
+    sum += c;
+    add(l.src, l.dst, c);
+  }
+  for (int r = 0; r < gpus; ++r) {
+    if (r < gpus / 2)
+      add(source, gpu_vertex(r), sum);
+    else
+      add(gpu_vertex(r), sink, sum);
+  }
+  const std::int64_t flow = boost::push_relabel_max_flow(fg, source, sink);
+  return BytesPerSecond(static_cast<double>(flow));
+}
+
+// ---- Loaders ----
+
+namespace {
+
+constexpr std::int64_t kMaxGpus = 65536;
+
+int resolve_nodes(const ClusterSpec& spec, const ClusterOptions& opt) {
+  auto fail = [&](const std::string& path, const std::string& msg) {
+    throw ErrorException(input_error(spec.source, path, msg));
+  };
+  const int gpn = spec.node.gpus;
+  int nodes = spec.default_nodes;
+  if (opt.nodes) {
+    if (*opt.nodes < 1)
+      fail("--nodes", "expected a positive node count, got " + std::to_string(*opt.nodes));
+    nodes = *opt.nodes;
+  }
+  if (opt.gpus) {
+    if (*opt.gpus < 1)
+      fail("--gpus", "expected a positive GPU count, got " + std::to_string(*opt.gpus));
+    const int from_gpus = (*opt.gpus + gpn - 1) / gpn;
+    if (opt.nodes && from_gpus != *opt.nodes)
+      fail("--gpus", std::to_string(*opt.gpus) + " GPUs need " + std::to_string(from_gpus) +
+                         " nodes of " + std::to_string(gpn) + " GPUs, but " +
+                         std::to_string(*opt.nodes) + " nodes were given");
+    nodes = from_gpus;
+  }
+  if (static_cast<std::int64_t>(nodes) * gpn > kMaxGpus)
+    fail(opt.gpus    ? "--gpus"
+         : opt.nodes ? "--nodes"
+                     : "$.nodes",
+         "expected at most " + std::to_string(kMaxGpus) + " GPUs, got " + std::to_string(nodes) +
+             " nodes of " + std::to_string(gpn) + " GPUs");
+  return nodes;
+}
+
+std::vector<fs::path> cluster_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("SCALESCOPE_DATA_DIR"); env && *env)
+    dirs.push_back(fs::path(env) / "topologies");
+#ifdef SCALESCOPE_SOURCE_DIR
+  dirs.push_back(fs::path(SCALESCOPE_SOURCE_DIR) / "topologies");
+#endif
+  return dirs;
+}
+
+}  // namespace
+
+Expected<Cluster> cluster_from_json(const Json& doc, std::string source, ClusterOptions options) {
+  return catch_errors([&] {
+    const ClusterSpec spec = parse_cluster_spec(doc, source);
+    return ClusterBuilder::build(spec, resolve_nodes(spec, options));
+  });
+}
+
+Expected<Cluster> load_cluster(const fs::path& file, ClusterOptions options) {
+  auto doc = read_json_file(file);
+  if (!doc) return doc.error();
+  return cluster_from_json(*doc, file.string(), options);
+}
+
+std::vector<std::string> available_cluster_names() {
+  std::set<std::string> names;
+  for (const auto& dir : cluster_dirs()) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") names.insert(it->path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+Expected<Cluster> load_cluster_by_name_or_path(std::string_view name_or_path,
+                                               ClusterOptions options) {
+  const std::string s(name_or_path);
+  std::error_code ec;
+  if (s.find('/') != std::string::npos || (s.size() > 5 && s.ends_with(".json")) ||
+      fs::is_regular_file(s, ec))
+    return load_cluster(s, options);
+  for (const auto& dir : cluster_dirs()) {
+    const fs::path p = dir / (s + ".json");
+    if (fs::is_regular_file(p, ec)) return load_cluster(p, options);
+  }
+  std::string list;
+  for (const auto& n : available_cluster_names()) list += (list.empty() ? "" : ", ") + n;
+  return input_error("", "",
+                     "unknown cluster '" + s +
+                         "' (available: " + (list.empty() ? "none found" : list) +
+                         "; or give the path of a .json file)");
+}
+
+}  // namespace scalescope

@@ -1,0 +1,287 @@
+// Expanding a ClusterSpec into the cluster graph: node template copies, the fabric switches and
+// the routing tables (template all-pairs costs, fabric switch all-pairs costs), then validation.
+#include <algorithm>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "cluster_spec.hpp"
+
+namespace scalescope {
+
+namespace {
+
+std::int64_t link_cost(Seconds latency) { return kHopCost + std::llround(latency.value * 1e12); }
+
+/// Down and up ports of a switch of `radix` ports with down:up ratio `ratio` (as many down ports as
+/// fit).
+std::pair<int, int> split_ports(int radix, double ratio) {
+  int down = static_cast<int>(std::floor(radix * ratio / (ratio + 1.0) + 1e-9));
+  down = std::max(down, 1);
+  auto up_for = [&](int d) { return std::max(1, static_cast<int>(std::ceil(d / ratio - 1e-9))); };
+  while (down > 1 && down + up_for(down) > radix) --down;
+  return {down, up_for(down)};
+}
+
+/// Smallest number of upper switches `s` dividing `up` such that each upper switch needs at most
+/// `radix` ports for `lowers` lower switches with up/s parallel ports each; 0 if none.
+int upper_switch_count(int up, int lowers, int radix) {
+  for (int s = 1; s <= up; ++s)
+    if (up % s == 0 && static_cast<std::int64_t>(lowers) * (up / s) <= radix) return s;
+  return 0;
+}
+
+}  // namespace
+
+Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
+  const NodeSpec& n = spec.node;
+  const FabricSpec& f = spec.fabric;
+  auto fail_at = [&](const std::string& path, const std::string& msg) {
+    throw ErrorException(input_error(spec.source, path, msg));
+  };
+
+  Cluster c;
+  c.name_ = spec.name;
+  c.description_ = spec.description;
+  c.sources_ = spec.sources;
+  c.fabric_kind_ = f.kind;
+  c.gpu_ = n.gpu;
+  c.nodes_ = nodes;
+  c.gpus_per_node_ = n.gpus;
+  c.tv_ = n.num_vertices();
+  c.te_ = 2 * static_cast<int>(n.links.size());
+  if (f.kind == FabricKind::none && nodes > 1)
+    fail_at("$.fabric.kind",
+            "fabric 'none' holds a single node, but " + std::to_string(nodes) +
+                " nodes were asked for (give a fabric: single_switch, fat_tree or rail_optimized)");
+
+  auto& g = c.graph_;
+  auto add_link = [&](VertexId a, VertexId b, LinkKind kind, BytesPerSecond bw, Seconds lat,
+                      int lanes) {
+    for (int dir = 0; dir < 2; ++dir) {
+      const int index = static_cast<int>(c.links_.size());
+      const VertexId s = dir == 0 ? a : b, d = dir == 0 ? b : a;
+      boost::add_edge(s, d, EdgeProps{kind, bw, lat, index, lanes}, g);
+      c.links_.push_back(Link{index, s, d, index ^ 1, kind, bw, lat, lanes});
+      c.link_cost_.push_back(link_cost(lat));
+    }
+  };
+
+  // Node copies: vertices [node*tv, (node+1)*tv), links [node*te, (node+1)*te).
+  for (int node = 0; node < nodes; ++node) {
+    const std::string prefix = "n" + std::to_string(node) + ".";
+    for (int tv = 0; tv < c.tv_; ++tv) {
+      const VertexKind kind = n.kind_of(tv);
+      const int local = n.local_of(tv);
+      const int rail = kind == VertexKind::nic ? n.nic_rails[static_cast<std::size_t>(local)] : -1;
+      boost::add_vertex(VertexProps{kind, prefix + n.name_of(tv), node, local, rail, 0}, g);
+    }
+    const auto base = static_cast<VertexId>(node) * static_cast<VertexId>(c.tv_);
+    for (const auto& l : n.links)
+      add_link(base + static_cast<VertexId>(l.a), base + static_cast<VertexId>(l.b), l.kind,
+               l.bandwidth, l.latency, l.lanes);
+  }
+  for (int k = 0; k < n.gpus; ++k) c.gpu_tv_.push_back(k);
+  for (int k = 0; k < n.nics; ++k) c.nic_tv_.push_back(n.first_nic() + k);
+
+  // Template tables (node 0's vertex ids are the template ids).
+  const auto tv = static_cast<std::size_t>(c.tv_);
+  c.t_transit_.assign(tv, 0);
+  for (std::size_t v = 0; v < tv; ++v) {
+    const VertexKind k = n.kind_of(static_cast<int>(v));
+    c.t_transit_[v] =
+        k == VertexKind::nvswitch || k == VertexKind::pcie_switch || k == VertexKind::cpu;
+  }
+  c.t_out_.assign(tv, {});
+  for (int e = 0; e < c.te_; ++e) c.t_out_[c.links_[static_cast<std::size_t>(e)].src].push_back(e);
+  auto all_pairs = [&](bool nvlink_only) {
+    std::vector<Cluster::Cost> d(tv * tv, kCostInf);
+    for (std::size_t v = 0; v < tv; ++v) d[v * tv + v] = 0;
+    for (int e = 0; e < c.te_; ++e) {
+      const Link& l = c.links_[static_cast<std::size_t>(e)];
+      if (nvlink_only && l.kind != LinkKind::nvlink) continue;
+      auto& x = d[l.src * tv + l.dst];
+      x = std::min(x, c.link_cost_[static_cast<std::size_t>(e)]);
+    }
+    for (std::size_t k = 0; k < tv; ++k) {  // Floyd-Warshall, only through transit vertices
+      if (!c.t_transit_[k]) continue;
+      for (std::size_t i = 0; i < tv; ++i) {
+        const auto dik = d[i * tv + k];
+        if (dik >= kCostInf) continue;
+        for (std::size_t j = 0; j < tv; ++j) {
+          const auto dkj = d[k * tv + j];
+          if (dkj < kCostInf && dik + dkj < d[i * tv + j]) d[i * tv + j] = dik + dkj;
+        }
+      }
+    }
+    return d;
+  };
+  c.t_dist_all_ = all_pairs(false);
+  c.t_dist_nvl_ = all_pairs(true);
+
+  // Every GPU of a node reaches every other GPU of the node.
+  for (int a = 0; a < n.gpus; ++a)
+    for (int b = 0; b < n.gpus; ++b)
+      if (a != b &&
+          c.t_dist_all_[static_cast<std::size_t>(a) * tv + static_cast<std::size_t>(b)] >= kCostInf)
+        fail_at("$.node.links",
+                "GPU n0.gpu" + std::to_string(a) + " has no route to n0.gpu" + std::to_string(b));
+
+  c.vertex_to_switch_.assign(boost::num_vertices(g), -1);
+  if (f.kind == FabricKind::none || nodes == 1)
+    return c;  // a single node is built without its fabric
+
+  // ---- Fabric ----
+  const int nics = n.nics;
+  const std::int64_t total_nics = static_cast<std::int64_t>(nics) * nodes;
+  std::vector<int> nic_leaf(static_cast<std::size_t>(total_nics), 0);
+  auto add_switch = [&](const std::string& name, int local, int rail, int tier) {
+    const VertexId v =
+        boost::add_vertex(VertexProps{VertexKind::fabric_switch, name, -1, local, rail, tier}, g);
+    c.vertex_to_switch_.push_back(static_cast<int>(c.fs_vertex_.size()));
+    c.fs_vertex_.push_back(v);
+    return static_cast<int>(c.fs_vertex_.size()) - 1;
+  };
+  std::vector<int> leaves;  // switch ids of the leaf tier
+  int down1 = 0, up1 = 0;
+  if (f.kind == FabricKind::single_switch) {
+    leaves.push_back(add_switch("switch0", 0, -1, 1));
+  } else {
+    std::tie(down1, up1) = split_ports(f.radix, f.oversubscription[0]);
+    std::vector<int> leaf_rail;
+    if (f.rail_aligned) {
+      std::vector<int> rails = n.nic_rails;
+      std::sort(rails.begin(), rails.end());
+      const int blocks = (nodes + down1 - 1) / down1;
+      for (int b = 0; b < blocks; ++b)
+        for (int r : rails) leaf_rail.push_back(r);
+      for (int node = 0; node < nodes; ++node)
+        for (int k = 0; k < nics; ++k) {
+          const int rail = n.nic_rails[static_cast<std::size_t>(k)];
+          const auto slot = std::lower_bound(rails.begin(), rails.end(), rail) - rails.begin();
+          nic_leaf[static_cast<std::size_t>(node) * static_cast<std::size_t>(nics) +
+                   static_cast<std::size_t>(k)] = (node / down1) * nics + static_cast<int>(slot);
+        }
+    } else {
+      const auto count = (total_nics + down1 - 1) / down1;
+      leaf_rail.assign(static_cast<std::size_t>(count), -1);
+      for (std::int64_t i = 0; i < total_nics; ++i)
+        nic_leaf[static_cast<std::size_t>(i)] = static_cast<int>(i / down1);
+    }
+    for (std::size_t l = 0; l < leaf_rail.size(); ++l)
+      leaves.push_back(
+          add_switch("leaf" + std::to_string(l), static_cast<int>(l), leaf_rail[l], 1));
+  }
+  if (leaves.empty())
+    leaves.push_back(add_switch("switch0", 0, -1, 1));  // no NICs: validation reports it
+
+  // NIC <-> leaf links, in global NIC order.
+  for (int node = 0; node < nodes; ++node)
+    for (int k = 0; k < nics; ++k) {
+      const auto gi = static_cast<std::size_t>(node) * static_cast<std::size_t>(nics) +
+                      static_cast<std::size_t>(k);
+      const int leaf = leaves[static_cast<std::size_t>(nic_leaf[gi])];
+      c.leaf_of_nic_.push_back(leaf);
+      c.nic_up_.push_back(static_cast<int>(c.links_.size()));
+      c.nic_down_.push_back(static_cast<int>(c.links_.size()) + 1);
+      add_link(c.nic_vertex(node, k), c.fs_vertex_[static_cast<std::size_t>(leaf)], f.link_kind,
+               f.port_bandwidth, f.link_latency, 1);
+    }
+
+  auto link_switches = [&](int lower, int upper, int lanes) {
+    add_link(c.fs_vertex_[static_cast<std::size_t>(lower)],
+             c.fs_vertex_[static_cast<std::size_t>(upper)], f.link_kind,
+             f.port_bandwidth * static_cast<double>(lanes), f.link_latency, lanes);
+  };
+  const int L = static_cast<int>(leaves.size());
+  if (f.kind != FabricKind::single_switch && L > 1) {
+    const std::string too_small = "a " + std::to_string(f.tiers) + "-tier fat tree of radix " +
+                                  std::to_string(f.radix) + " cannot connect " +
+                                  std::to_string(total_nics) + " NICs (" + std::to_string(nodes) +
+                                  " nodes)";
+    if (f.tiers == 2) {
+      const int spines = upper_switch_count(up1, L, f.radix);
+      if (spines == 0)
+        fail_at("$.fabric.radix",
+                too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers" : ""));
+      std::vector<int> ids;
+      for (int s = 0; s < spines; ++s)
+        ids.push_back(add_switch("spine" + std::to_string(s), s, -1, 2));
+      for (int l = 0; l < L; ++l)
+        for (int s = 0; s < spines; ++s)
+          link_switches(leaves[static_cast<std::size_t>(l)], ids[static_cast<std::size_t>(s)],
+                        up1 / spines);
+    } else {
+      const auto [down2, up2] = split_ports(f.radix, f.oversubscription[1]);
+      const int pod_leaves = down2, aggs = up1;
+      const int pods = (L + pod_leaves - 1) / pod_leaves;
+      const int cores = pods > 1 ? upper_switch_count(up2, pods, f.radix) : 0;
+      if (pods > 1 && cores == 0) fail_at("$.fabric.radix", too_small);
+      std::vector<int> agg_ids;
+      for (int q = 0; q < pods; ++q)
+        for (int a = 0; a < aggs; ++a)
+          agg_ids.push_back(add_switch("agg" + std::to_string(q * aggs + a), q * aggs + a, -1, 2));
+      for (int l = 0; l < L; ++l)
+        for (int a = 0; a < aggs; ++a)
+          link_switches(leaves[static_cast<std::size_t>(l)],
+                        agg_ids[static_cast<std::size_t>((l / pod_leaves) * aggs + a)], 1);
+      std::vector<int> core_ids;
+      for (int a = 0; a < aggs && pods > 1; ++a)
+        for (int k = 0; k < cores; ++k)
+          core_ids.push_back(
+              add_switch("core" + std::to_string(a * cores + k), a * cores + k, -1, 3));
+      for (int q = 0; q < pods && pods > 1; ++q)
+        for (int a = 0; a < aggs; ++a)
+          for (int k = 0; k < cores; ++k)
+            link_switches(agg_ids[static_cast<std::size_t>(q * aggs + a)],
+                          core_ids[static_cast<std::size_t>(a * cores + k)], up2 / cores);
+    }
+  }
+
+  // Fabric tables: switch -> switch links and all-pairs costs (Dijkstra from every switch).
+  const auto S = c.fs_vertex_.size();
+  c.f_out_.assign(S, {});
+  using FGraph =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                            boost::property<boost::edge_weight_t, std::int64_t>>;
+  FGraph fg(S);
+  for (const Link& l : c.links_) {
+    const int s = c.vertex_to_switch_[l.src], d = c.vertex_to_switch_[l.dst];
+    if (s < 0 || d < 0) continue;
+    c.f_out_[static_cast<std::size_t>(s)].push_back(l.index);
+    boost::add_edge(static_cast<std::size_t>(s), static_cast<std::size_t>(d),
+                    c.link_cost_[static_cast<std::size_t>(l.index)], fg);
+  }
+  c.f_dist_.assign(S * S, kCostInf);
+  std::vector<std::int64_t> dist(S);
+  for (std::size_t s = 0; s < S; ++s) {
+    boost::dijkstra_shortest_paths(fg, s, boost::distance_map(dist.data()).distance_inf(kCostInf));
+    std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(s * S));
+  }
+
+  // Every GPU reaches a NIC and is reached from one (the fabric itself is connected by
+  // construction).
+  if (nodes > 1) {
+    auto reach = [&](int gpu, bool from_gpu) {
+      for (int nic : c.nic_tv_) {
+        const auto a = static_cast<std::size_t>(from_gpu ? gpu : nic),
+                   b = static_cast<std::size_t>(from_gpu ? nic : gpu);
+        if (c.t_dist_all_[a * tv + b] < kCostInf) return true;
+      }
+      return false;
+    };
+    for (int k = 0; k < n.gpus; ++k) {
+      if (!reach(k, true))
+        fail_at("$.node.links",
+                "GPU n0.gpu" + std::to_string(k) + " has no route to n1.gpu0" +
+                    (nics == 0 ? " (the node has no NICs)" : " (it reaches no NIC)"));
+      if (!reach(k, false))
+        fail_at("$.node.links",
+                "GPU n0.gpu0 has no route to n1.gpu" + std::to_string(k) + " (no NIC reaches it)");
+    }
+  }
+  return c;
+}
+
+}  // namespace scalescope

@@ -1,0 +1,75 @@
+// Internal: the parsed form of a cluster file (before expansion into the graph) and the builder.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "scalescope/sim/cluster.hpp"
+
+namespace scalescope {
+
+/// Route costs: hops * kHopCost + latency in picoseconds, so one hop outweighs any latency < 1 s.
+inline constexpr std::int64_t kCostInf = std::numeric_limits<std::int64_t>::max() / 8;
+inline constexpr std::int64_t kHopCost = 1'000'000'000'000;
+
+/// One physical link of the node template between template vertices a and b.
+struct TemplateLinkSpec {
+  int a = -1, b = -1;
+  LinkKind kind = LinkKind::pcie;
+  BytesPerSecond bandwidth;  ///< per direction, all lanes together
+  Seconds latency;
+  int lanes = 1;
+  std::string path;  ///< JSON path of the link entry, for errors
+};
+
+/// Node template. Template vertices are numbered gpus, nvswitches, pcie switches, cpus, nics.
+struct NodeSpec {
+  GpuSpec gpu;
+  int gpus = 0, nvswitches = 0, pcie_switches = 0, cpus = 0, nics = 0;
+  std::vector<int> nic_rails;  ///< per NIC
+  std::vector<TemplateLinkSpec> links;
+
+  int num_vertices() const { return gpus + nvswitches + pcie_switches + cpus + nics; }
+  int first_nvswitch() const { return gpus; }
+  int first_pcie() const { return gpus + nvswitches; }
+  int first_cpu() const { return gpus + nvswitches + pcie_switches; }
+  int first_nic() const { return gpus + nvswitches + pcie_switches + cpus; }
+  VertexKind kind_of(int tv) const;
+  int local_of(int tv) const;
+  /// "gpu3", "nvswitch0", "pcie1", "cpu0", "nic7".
+  std::string name_of(int tv) const;
+};
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::none;
+  LinkKind link_kind = LinkKind::ib;
+  BytesPerSecond port_bandwidth;  ///< NIC speed = every switch port's speed, per direction
+  Seconds link_latency;           ///< per hop (cable + the switch entered)
+  int tiers = 2;
+  int radix = 0;
+  std::vector<double> oversubscription;  ///< per tier below the top (leaf, aggregation); each >= 1
+  bool rail_aligned = false;
+};
+
+struct ClusterSpec {
+  std::string source;
+  std::string name, description;
+  std::vector<std::string> sources;
+  int default_nodes = 1;
+  NodeSpec node;
+  FabricSpec fabric;
+};
+
+/// Parses the document (throws ErrorException with file, JSON path and expectation).
+ClusterSpec parse_cluster_spec(const Json& doc, const std::string& source);
+
+/// Expands a spec into the graph and routing tables (throws ErrorException on topology errors,
+/// e.g. a GPU with no route to another GPU, or a fabric too small for the node count).
+class ClusterBuilder {
+ public:
+  static Cluster build(const ClusterSpec& spec, int nodes);
+};
+
+}  // namespace scalescope

@@ -1,0 +1,15 @@
+collective
+--cluster
+dgx-a100-8
+--op
+reduce_scatter
+--gpus
+8
+--sizes
+1M:256M
+--step-factor
+16
+--fidelity
+flow
+--format
+csv

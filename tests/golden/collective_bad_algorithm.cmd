@@ -1,0 +1,9 @@
+collective
+--cluster
+dgx-h100-8
+--op
+all_gather
+--gpus
+8
+--algorithm
+tree

@@ -1,0 +1,7 @@
+collective
+--cluster
+dgx-h100-8
+--op
+allreduce
+--gpus
+8

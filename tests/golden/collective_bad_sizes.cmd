@@ -1,0 +1,9 @@
+collective
+--cluster
+dgx-h100-8
+--op
+all_reduce
+--gpus
+8
+--sizes
+8:1X

@@ -1,0 +1,13 @@
+collective
+--cluster
+hgx-h200-4
+--op
+broadcast
+--gpus
+4
+--sizes
+8:1G
+--step-factor
+1024
+--fidelity
+flow

@@ -1,0 +1,13 @@
+collective
+--cluster
+dgx-h100-8
+--op
+all_reduce
+--gpus
+8
+--sizes
+1G
+--calibration
+tests/data/collective_params_partial.json
+--format
+json

@@ -1,0 +1,17 @@
+collective
+--cluster
+h100-rail-ndr
+--nodes
+4
+--op
+all_reduce
+--gpus
+32
+--sizes
+64K:64M
+--step-factor
+16
+--algorithm
+tree
+--protocol
+Simple

@@ -1,0 +1,11 @@
+collective
+--cluster
+pcie-gen5-8
+--op
+alltoall
+--gpus
+8
+--sizes
+4K:1G
+--step-factor
+64

@@ -1,0 +1,2 @@
+collective
+--print-params

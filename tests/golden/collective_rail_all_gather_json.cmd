@@ -1,0 +1,15 @@
+collective
+--cluster
+h100-rail-ndr
+--nodes
+2
+--op
+all_gather
+--gpus
+16
+--sizes
+1K:1G
+--step-factor
+32
+--format
+json

@@ -1,0 +1,13 @@
+collective
+--cluster
+dgx-h100-8
+--nodes
+2
+--op
+sendrecv
+--gpus
+16
+--sizes
+8:1G
+--step-factor
+1024

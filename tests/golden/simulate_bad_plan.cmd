@@ -1,0 +1,7 @@
+simulate
+--model
+gpt3-175b
+--cluster
+h100-rail-ndr
+--plan
+tp=5,pp=8,dp=16,mbs=1,gbs=1536

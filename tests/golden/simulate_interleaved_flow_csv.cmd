@@ -1,0 +1,13 @@
+simulate
+--model
+megatron-gpt-3.6b
+--cluster
+superpod-a100
+--plan
+tp=2,pp=2,dp=4,mbs=2,gbs=64,schedule=interleaved,vpp=3
+--fidelity
+flow
+--attention
+unfused
+--format
+csv

@@ -1,0 +1,9 @@
+simulate
+--model
+llama3-8b
+--cluster
+dgx-h100-8
+--plan
+tp=2,pp=2,dp=2,zero=1,sp=true,mbs=1,gbs=16,recompute=selective
+--format
+json

@@ -1,0 +1,9 @@
+simulate
+--model
+gpt3-175b
+--cluster
+h100-rail-ndr
+--nodes
+4
+--plan
+tp=8,pp=8,dp=16,mbs=1,gbs=1536
