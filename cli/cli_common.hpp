@@ -42,5 +42,11 @@ struct Context {
 // (add: void register_<name>(CLI::App& app, Context& ctx);)
 void register_collective(CLI::App& app, Context& ctx);
 void register_simulate(CLI::App& app, Context& ctx);
+void register_validate(CLI::App& app, Context& ctx);
+void register_import(CLI::App& app, Context& ctx);
+void register_calibrate(CLI::App& app, Context& ctx);
+void register_plan(CLI::App& app, Context& ctx);
+void register_scaling(CLI::App& app, Context& ctx);
+void register_capacity(CLI::App& app, Context& ctx);
 
 }  // namespace scalescope::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "scalescope/calibrate/fit.hpp"
 #include "scalescope/sim/collective.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
@@ -115,9 +116,16 @@ int run(const CollectiveOptions& o) {
 
   CollectiveParams params = datasheet_collective_params();
   if (!o.calibration.empty()) {
-    auto doc = read_json_file(o.calibration);
-    if (!doc) return report(cmd, doc.error());
-    auto p = collective_params_from_json(*doc, o.calibration);
+    // A collective-params file, or a calibration profile (file or built-in name) fitted on --cluster.
+    std::optional<Cluster> fit_cluster;
+    if (!o.cluster.empty()) {
+      ClusterOptions fopt;
+      fopt.nodes = o.nodes;
+      auto c = load_cluster_by_name_or_path(o.cluster, fopt);
+      if (!c) return report(cmd, c.error());
+      fit_cluster.emplace(std::move(c).value());
+    }
+    auto p = calib::load_collective_calibration(o.calibration, fit_cluster ? &*fit_cluster : nullptr);
     if (!p) return report(cmd, p.error());
     params = std::move(p).value();
   }
@@ -240,9 +248,9 @@ void register_collective(CLI::App& app, Context& ctx) {
       ->default_str("8:1G");
   sub->add_option("--step-factor", opts->step_factor, "Multiply the size by this factor per row")->default_str("2");
   sub->add_option("--calibration", opts->calibration,
-                  "Collective parameters JSON (the form --print-params writes; fields absent keep their datasheet "
-                  "values). Profiles from `scalescope calibrate` are not accepted here yet: fit them into this form "
-                  "first.");
+                  "Collective parameters JSON (the form --print-params and `calibrate fit -o` write; fields absent "
+                  "keep their datasheet values), or a calibration profile (file or name in calibrate/profiles/, e.g. "
+                  "h200x4), fitted on --cluster on the fly as `scalescope calibrate fit` does");
   sub->add_option("--fidelity", opts->fidelity, "analytical (closed form) or flow (flows over the routes)")
       ->default_str("analytical");
   sub->add_option("--algorithm", opts->algorithm, "Force an algorithm: " + algorithm_choices());

@@ -14,6 +14,12 @@ int main(int argc, char** argv) {
   scalescope::cli::Context ctx;
   scalescope::cli::register_collective(app, ctx);
   scalescope::cli::register_simulate(app, ctx);
+  scalescope::cli::register_validate(app, ctx);
+  scalescope::cli::register_import(app, ctx);
+  scalescope::cli::register_calibrate(app, ctx);
+  scalescope::cli::register_plan(app, ctx);
+  scalescope::cli::register_scaling(app, ctx);
+  scalescope::cli::register_capacity(app, ctx);
 
   try {
     app.parse(argc, argv);

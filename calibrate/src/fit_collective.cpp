@@ -84,16 +84,11 @@ struct Fitter {
   CollectiveParams P;
   std::vector<Sample> samples;
   FitReport report;
-  bool first_round = true;
-  // Ramp state: factors relative to opt.start.
-  std::array<double, kNumProtocols> thr_factor{1.0, 1.0, 1.0};
-  std::array<double, kNumProtocols> lat_scale{1.0, 1.0, 1.0};  // LL unused (fitted directly)
   // Rows behind each parameter group, for provenance.
   std::string be_rows, lat_rows, ramp_rows;
 
-  void note(std::string s) {
-    if (first_round) report.notes.push_back(std::move(s));
-  }
+  std::vector<std::string> round_notes;  ///< notes of the current round (the last round's are kept)
+  void note(std::string s) { round_notes.push_back(std::move(s)); }
 
   void record(FittedValue v) {
     for (auto& x : report.values)
@@ -137,10 +132,7 @@ struct Fitter {
           note(std::string(to_string(op)) + " (" + std::string(to_string(c)) + "): no rows >= " +
                size_str(opt.large_min_bytes) + "; bus efficiency fitted on the largest size, " + size_str(largest));
         }
-        for (Algorithm a : kAllAlgorithms) {
-          if (!algorithm_supports(a, op)) continue;
-          fit_one_be(op, a, c, big);
-        }
+        fit_op_be(op, c, big);
         parts.push_back(describe(big));
       }
     }
@@ -148,42 +140,60 @@ struct Fitter {
     for (const auto& p : parts) be_rows += (be_rows.empty() ? "" : "; ") + p;
   }
 
-  void fit_one_be(CollOp op, Algorithm a, LinkClass c, const std::vector<const Sample*>& big) {
-    auto f = [&](double be) {
+  /// One factor s on the starting bus efficiencies of every algorithm the op can use (all_reduce:
+  /// ring and tree keep their datasheet ratio), found so that the model's own choice matches the
+  /// rows: median of log(t_model / t_measured) = 0.
+  void fit_op_be(CollOp op, LinkClass c, const std::vector<const Sample*>& big) {
+    std::vector<Algorithm> algos;
+    double smallest = kBeMax, largest = 0.0;
+    for (Algorithm a : kAllAlgorithms) {
+      if (!algorithm_supports(a, op)) continue;
+      algos.push_back(a);
+      smallest = std::min(smallest, opt.start.bus_eff(op, a, c));
+      largest = std::max(largest, opt.start.bus_eff(op, a, c));
+    }
+    auto set = [&](CollectiveParams& q, double scale) {
+      for (Algorithm a : algos) be_ref(q, op, a, c) = opt.start.bus_eff(op, a, c) * scale;
+    };
+    auto f = [&](double scale) {
       CollectiveParams q = P;
-      be_ref(q, op, a, c) = be;
+      set(q, scale);
       const CollectiveModel m(cluster, q);
       std::vector<double> lr;
-      for (const Sample* s : big) lr.push_back(std::log(predict(m, *s, a) / s->t_meas));
+      for (const Sample* s : big) lr.push_back(std::log(predict(m, *s) / s->t_meas));
       return median(lr);
     };
-    const std::string name = "bus_efficiency." + std::string(to_string(op)) + "." + std::string(to_string(a)) + "." +
-                             std::string(to_string(c));
-    const double before = opt.start.bus_eff(op, a, c);
-    double lo = std::log(kBeMin), hi = std::log(kBeMax);
-    const double flo = f(kBeMin), fhi = f(kBeMax);
-    double be;
-    std::string method = "median over the rows of log(t_model / t_measured) = 0, algorithm forced to " +
-                         std::string(to_string(a)) + " (bisection in log space)";
+    const std::string what = std::string(to_string(op)) + " (" + std::string(to_string(c)) + ")";
+    const double s_min = kBeMin / smallest, s_max = kBeMax / largest;
+    double lo = std::log(s_min), hi = std::log(s_max);
+    const double flo = f(s_min), fhi = f(s_max);
+    double scale;
     if (std::fabs(flo - fhi) < 1e-9) {
-      note(name + ": not identifiable (the per-channel cap limits these rows); keeps " + num_str(be_ref(P, op, a, c)));
+      note(what + ": bus efficiency not identifiable (per-channel caps limit these rows); keeps its value");
       return;
     } else if (flo <= 0.0) {
-      be = kBeMin;
-      note(name + ": clamped at " + num_str(kBeMin) + " (the model is faster than measured even there)");
+      scale = s_min;
+      note(what + ": bus efficiency clamped at its lower bound (the model is faster than measured even there)");
     } else if (fhi >= 0.0) {
-      be = kBeMax;
-      note(name + ": clamped at " + num_str(kBeMax) + " (the model is slower than measured even there)");
+      scale = s_max;
+      note(what + ": bus efficiency clamped at its upper bound " + num_str(kBeMax) +
+           " (the model is slower than measured even there)");
     } else {
       for (int it = 0; it < 60; ++it) {
         const double mid = 0.5 * (lo + hi);
         if (f(std::exp(mid)) > 0.0) lo = mid;
         else hi = mid;
       }
-      be = std::exp(0.5 * (lo + hi));
+      scale = std::exp(0.5 * (lo + hi));
     }
-    be_ref(P, op, a, c) = be;
-    record({name, be, before, "fraction", describe(big), method});
+    set(P, scale);
+    std::string method = "median over the rows of log(t_model / t_measured) = 0 with the model choosing the algorithm "
+                         "(bisection in log space)";
+    if (algos.size() > 1) method += "; one factor x" + num_str(scale) + " on the starting values of all its algorithms";
+    for (Algorithm a : algos)
+      record({"bus_efficiency." + std::string(to_string(op)) + "." + std::string(to_string(a)) + "." +
+                  std::string(to_string(c)),
+              be_ref(P, op, a, c), opt.start.bus_eff(op, a, c), "fraction", describe(big), method});
   }
 
   // ---- (B) latencies from small messages --------------------------------------------------------
@@ -274,18 +284,51 @@ struct Fitter {
   }
 
   // ---- (C) size ramp from the middle ------------------------------------------------------------
-  void apply_ramp(CollectiveParams& q) const {
+  /// One multiplicative factor on starting values, searched on the grid 2^(i/8), i = lo..hi.
+  struct RampVar {
+    std::string name, unit;
+    int lo = 0, hi = 0;
+    std::function<void(CollectiveParams&, double)> apply;  ///< sets the parameter(s) from start x factor
+    std::function<double(const CollectiveParams&)> value;  ///< what the report shows
+    double factor = 1.0;
+    bool identified = false;  ///< the objective changed along this factor's grid at least once
+  };
+  std::vector<RampVar> ramp_vars;
+
+  void make_ramp_vars() {
+    const CollectiveParams& st = opt.start;
     for (Protocol p : kAllProtocols) {
       const auto pi = static_cast<std::size_t>(idx(p));
-      q.channel_threshold_bytes[pi] = opt.start.channel_threshold_bytes[pi] * thr_factor[pi];
-      if (p == Protocol::LL) continue;
-      for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
-        const auto ai = static_cast<std::size_t>(idx(a));
-        q.base_latency_us[ai][pi] = opt.start.base_latency_us[ai][pi] * lat_scale[pi];
-        for (std::size_t c = 0; c < kNumLinkClasses; ++c)
-          q.hop_latency_us[c][ai][pi] = opt.start.hop_latency_us[c][ai][pi] * lat_scale[pi];
-      }
+      ramp_vars.push_back({"channels.threshold_bytes." + std::string(to_string(p)), "bytes", -40, 40,
+                           [&st, pi](CollectiveParams& q, double f) { q.channel_threshold_bytes[pi] = st.channel_threshold_bytes[pi] * f; },
+                           [pi](const CollectiveParams& q) { return q.channel_threshold_bytes[pi]; }});
     }
+    const auto LL = static_cast<std::size_t>(idx(Protocol::LL)), LL128 = static_cast<std::size_t>(idx(Protocol::LL128));
+    if (st.max_busbw_GBps[LL] > 0.0)
+      ramp_vars.push_back({"channels.max_busbw_GBps.LL", "GB/s", -16, 16,
+                           [&st, LL](CollectiveParams& q, double f) { q.max_busbw_GBps[LL] = st.max_busbw_GBps[LL] * f; },
+                           [LL](const CollectiveParams& q) { return q.max_busbw_GBps[LL]; }});
+    if (st.channel_max_GBps[LL128] > 0.0)
+      ramp_vars.push_back({"channels.max_GBps.LL128", "GB/s", -16, 16,
+                           [&st, LL128](CollectiveParams& q, double f) { q.channel_max_GBps[LL128] = st.channel_max_GBps[LL128] * f; },
+                           [LL128](const CollectiveParams& q) { return q.channel_max_GBps[LL128]; }});
+    for (Protocol p : {Protocol::LL128, Protocol::Simple}) {
+      const auto pi = static_cast<std::size_t>(idx(p));
+      ramp_vars.push_back({"latency_scale.ring_tree." + std::string(to_string(p)), "factor", -24, 24,
+                           [&st, pi](CollectiveParams& q, double f) {
+                             for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
+                               const auto ai = static_cast<std::size_t>(idx(a));
+                               q.base_latency_us[ai][pi] = st.base_latency_us[ai][pi] * f;
+                               for (std::size_t c = 0; c < kNumLinkClasses; ++c)
+                                 q.hop_latency_us[c][ai][pi] = st.hop_latency_us[c][ai][pi] * f;
+                             }
+                           },
+                           nullptr});
+    }
+  }
+
+  void apply_ramp(CollectiveParams& q) const {
+    for (const auto& v : ramp_vars) v.apply(q, v.factor);
   }
 
   double ramp_objective(const std::vector<const Sample*>& mid) {
@@ -300,46 +343,58 @@ struct Fitter {
     return sum;
   }
 
-  void search(double& var, int lo, int hi, const std::vector<const Sample*>& mid) {
-    const double current = var;
-    double best = current, best_obj = ramp_objective(mid);
-    for (int i = lo; i <= hi; ++i) {
-      var = std::pow(2.0, i / 8.0);
+  void search(RampVar& v, const std::vector<const Sample*>& mid) {
+    const double current = v.factor;
+    double best = current, best_obj = ramp_objective(mid), lowest = best_obj, highest = best_obj;
+    for (int i = v.lo; i <= v.hi; ++i) {
+      v.factor = std::pow(2.0, i / 8.0);
       const double obj = ramp_objective(mid);
-      const bool closer = std::fabs(std::log(var / current)) < std::fabs(std::log(best / current));
+      lowest = std::min(lowest, obj);
+      highest = std::max(highest, obj);
+      const bool closer = std::fabs(std::log(v.factor / current)) < std::fabs(std::log(best / current));
       if (obj < best_obj * (1.0 - 1e-12) || (obj <= best_obj * (1.0 + 1e-12) && closer)) {
-        best = var;
+        best = v.factor;
         best_obj = obj;
       }
     }
-    var = best;
+    v.factor = best;
+    if (highest - lowest > 1e-9 * std::max(1.0, lowest)) v.identified = true;
   }
 
   void fit_ramp() {
     const auto mid = rows(Range::ramp, [](const Sample&) { return true; });
     if (mid.empty()) {
       note("no rows between " + size_str(opt.small_max_bytes) + " and " + size_str(opt.large_min_bytes) +
-           ": channel thresholds and LL128/Simple latencies keep their starting values");
+           ": channel parameters and LL128/Simple latencies keep their starting values");
       return;
     }
-    for (int sweep = 0; sweep < 2; ++sweep) {
-      for (Protocol p : kAllProtocols) search(thr_factor[static_cast<std::size_t>(idx(p))], -40, 40, mid);
-      for (Protocol p : {Protocol::LL128, Protocol::Simple}) search(lat_scale[static_cast<std::size_t>(idx(p))], -24, 24, mid);
-    }
+    if (ramp_vars.empty()) make_ramp_vars();
+    for (int sweep = 0; sweep < 2; ++sweep)
+      for (auto& v : ramp_vars) search(v, mid);
+    for (auto& v : ramp_vars)
+      if (!v.identified) v.factor = 1.0;
     apply_ramp(P);
     ramp_rows = describe(mid);
-    const std::string method = "coordinate descent on sum of log(t_model / t_measured)^2 over the rows (grid 2^(i/8))";
-    for (Protocol p : kAllProtocols) {
-      const auto pi = static_cast<std::size_t>(idx(p));
-      record({"channels.threshold_bytes." + std::string(to_string(p)), P.channel_threshold_bytes[pi],
-              opt.start.channel_threshold_bytes[pi], "bytes", ramp_rows, method});
-    }
-    for (Protocol p : {Protocol::LL128, Protocol::Simple}) {
-      const auto pi = static_cast<std::size_t>(idx(p));
-      record({"latency_scale.ring_tree." + std::string(to_string(p)), lat_scale[pi], 1.0, "factor", ramp_rows,
-              method + "; multiplies the starting base and hop latencies of ring and tree " + std::string(to_string(p))});
+    const std::string method = "coordinate descent on sum of log(t_model / t_measured)^2 over the rows (factors 2^(i/8))";
+    ramp_fitted.clear();
+    for (const auto& v : ramp_vars) {
+      if (!v.identified) continue;
+      ramp_fitted.push_back(v.name);
+      CollectiveParams before = opt.start;
+      v.apply(before, 1.0);
+      record({v.name, v.value ? v.value(P) : v.factor, v.value ? v.value(before) : 1.0, v.unit, ramp_rows,
+              v.unit == "factor" ? method + "; multiplies the starting base and hop latencies of ring and tree" : method});
     }
   }
+
+  void note_unidentified_ramp() {
+    for (const auto& v : ramp_vars)
+      if (!v.identified)
+        report.notes.push_back(v.name + ": changing it does not change the predictions of the " +
+                               size_str(opt.small_max_bytes) + ".." + size_str(opt.large_min_bytes) +
+                               " rows (not identifiable here); keeps its starting value");
+  }
+  std::vector<std::string> ramp_fitted;
 };
 
 std::string joined_ops(const std::vector<Sample>& samples) {
@@ -352,7 +407,7 @@ std::string joined_ops(const std::vector<Sample>& samples) {
 }  // namespace
 
 Expected<FitResult> fit_collective_params(const Profile& profile, const Cluster& cluster, const FitOptions& options) {
-  Fitter f{profile, cluster, options, options.start, {}, {}, true, {1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}, {}, {}, {}};
+  Fitter f{profile, cluster, options, options.start, {}, {}, {}, {}, {}, {}, {}, {}};
   f.report.profile = profile.name();
   f.samples = collect_samples(profile, cluster, options, f.report.notes);
   const bool any = std::any_of(f.samples.begin(), f.samples.end(), [](const Sample& s) { return s.in_fit; });
@@ -362,24 +417,39 @@ Expected<FitResult> fit_collective_params(const Profile& profile, const Cluster&
                            std::string(options.groups.empty() && options.ops.empty() ? "" : " for the chosen --fit-groups / ops") +
                            " (entries must be a model op, pass their check, and fit the cluster)");
   for (int round = 0; round < 2; ++round) {
-    f.first_round = round == 0;
+    f.round_notes.clear();
     f.fit_bandwidth();
     f.fit_latency();
     f.fit_ramp();
   }
+  f.report.notes.insert(f.report.notes.end(), f.round_notes.begin(), f.round_notes.end());
   const std::string from = "fitted from " + profile.name() + " (" + joined_ops(f.samples) + ")";
   CollectiveParams& P = f.P;
   if (!f.be_rows.empty())
     P.bus_efficiency_source = from + ": bus efficiency of the ops measured, from " + f.be_rows +
                               "; other entries: " + options.start.bus_efficiency_source;
-  if (!f.lat_rows.empty()) {
-    P.base_latency_source = from + ": " + f.lat_rows +
-                            (f.ramp_rows.empty() ? "" : "; ring/tree LL128 and Simple scaled from " + f.ramp_rows) +
-                            "; other entries: " + options.start.base_latency_source;
+  std::string scaled, channels;
+  for (const auto& name : f.ramp_fitted) {
+    if (name.rfind("latency_scale.ring_tree.", 0) == 0) scaled += (scaled.empty() ? "" : " and ") + name.substr(24);
+    else channels += (channels.empty() ? "" : ", ") + name.substr(9);
+  }
+  if (!scaled.empty()) scaled = "; ring/tree " + scaled + " scaled from " + f.ramp_rows;
+  if (!f.lat_rows.empty() || !scaled.empty()) {
+    P.base_latency_source = from + ": " + f.lat_rows + scaled + "; other entries: " + options.start.base_latency_source;
     P.hop_latency_source = from + ": same rows as base_latency_us; other entries: " + options.start.hop_latency_source;
   }
-  if (!f.ramp_rows.empty())
-    P.channels_source = from + ": threshold_bytes from " + f.ramp_rows + "; other entries: " + options.start.channels_source;
+  if (!channels.empty())
+    P.channels_source = from + ": " + channels + " from " + f.ramp_rows + "; other entries: " + options.start.channels_source;
+  f.note_unidentified_ramp();
+  // Identical notes (e.g. one per sendrecv_pair entry) once, with a count.
+  std::vector<std::pair<std::string, int>> counted;
+  for (const auto& n : f.report.notes) {
+    auto it = std::find_if(counted.begin(), counted.end(), [&](const auto& c) { return c.first == n; });
+    if (it == counted.end()) counted.emplace_back(n, 1);
+    else ++it->second;
+  }
+  f.report.notes.clear();
+  for (const auto& [n, k] : counted) f.report.notes.push_back(k == 1 ? n : n + " [" + std::to_string(k) + " entries]");
   f.report.residuals = collective_residuals(profile, cluster, P, options);
   return FitResult{P, std::move(f.report)};
 }

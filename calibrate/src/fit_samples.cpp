@@ -84,6 +84,12 @@ std::string size_str(double b) {
       return buf;
     }
   }
+  for (int i = 4; i >= 1; --i) {
+    if (b / units[i] >= 1.0) {
+      std::snprintf(buf, sizeof buf, "~%.3g %s", b / units[i], names[i]);
+      return buf;
+    }
+  }
   std::snprintf(buf, sizeof buf, "%.0f B", b);
   return buf;
 }

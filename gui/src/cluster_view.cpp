@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <QToolTip>
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>

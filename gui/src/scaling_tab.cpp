@@ -233,7 +233,8 @@ void ScalingTab::rebuild_chart() {
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   static const QColor palette[] = {QColor(66, 133, 244), QColor(219, 68, 55), QColor(244, 180, 0), QColor(15, 157, 88),
-                                   QColor(171, 71, 188), QColor(0, 172, 193), QColor(255, 112, 67)};
+                                   QColor(171, 71, 188), QColor(0, 172, 193), QColor(255, 112, 67),
+                                   QColor(121, 85, 72), QColor(96, 125, 139), QColor(0, 0, 0)};
   std::map<std::string, QScatterSeries*> measured;
   double lo = 1e9, hi = 0;
   int max_gpus = 1;
@@ -245,7 +246,7 @@ void ScalingTab::rebuild_chart() {
       s->setName(QString::fromStdString(p.family));
       s->setMarkerShape(QScatterSeries::MarkerShapeCircle);
       s->setMarkerSize(9);
-      s->setColor(palette[measured.size() % 7]);
+      s->setColor(palette[measured.size() % 10]);
       it = measured.emplace(p.family, s).first;
     }
     // Small x offset per family so points of one GPU count do not hide each other.

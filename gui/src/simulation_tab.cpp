@@ -39,7 +39,7 @@ SimulationTab::SimulationTab(QWidget* parent) : QWidget(parent) {
   auto* split = new QSplitter(Qt::Vertical);
   chart_ = new QChartView;
   chart_->setRenderHint(QPainter::Antialiasing);
-  chart_->setMinimumHeight(220);
+  chart_->setMinimumHeight(300);
   split->addWidget(chart_);
   timeline_ = new TimelineWidget;
   split->addWidget(timeline_);
@@ -98,6 +98,7 @@ void SimulationTab::show_prediction(const Inputs& in, const models::Prediction& 
   QStringList cats;
   double top = 0;
   for (const auto& [name, s] : parts) {
+    if (s.value <= 0) continue;  // parts that take no time are left out (listed in the title)
     cats << name;
     *set << s.value;
     top = std::max(top, s.value);
@@ -110,7 +111,9 @@ void SimulationTab::show_prediction(const Inputs& in, const models::Prediction& 
   series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
   auto* chart = new QChart;
   chart->addSeries(series);
-  chart->setTitle(QString("Where the %1 s step goes (critical rank %2)").arg(p.step_time_s, 0, 'f', 4).arg(p.sim.critical_rank));
+  chart->setTitle(QString("Where the %1 s step goes (critical rank %2; parts with zero time left out)")
+                     .arg(p.step_time_s, 0, 'f', 4)
+                     .arg(p.sim.critical_rank));
   auto* y = new QBarCategoryAxis;
   y->append(cats);
   chart->addAxis(y, Qt::AlignLeft);

@@ -73,7 +73,8 @@ void WhatIfTab::set_base(const Session& base) {
   one.nodes = 1;
   if (auto c = load_cluster_by_name_or_path(base.cluster, one)) gpus_per_node_ = c->gpus_per_node();
   const int nodes = base.nodes > 0 ? base.nodes : (base.plan.gpus() + gpus_per_node_ - 1) / gpus_per_node_;
-  nodes_->setValue(std::clamp(nodes, 1, 64));
+  nodes_->setRange(1, std::max(64, 2 * nodes));  // room to double the session's cluster
+  nodes_->setValue(std::max(nodes, 1));
   nvlink_->setValue(static_cast<int>(base.nvlink_scale * 100));
   nic_->setValue(static_cast<int>(base.nic_scale * 100));
   mbs_->setValue(base.plan.mbs);

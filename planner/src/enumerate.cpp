@@ -90,7 +90,7 @@ Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& s
       ++c.layouts;
       if (tp > gpus_per_node && !space.allow_cross_node_tp) { ++c.layouts_tp_cross_node; continue; }
       if (model.heads % tp != 0 || model.kv_heads % tp != 0) { ++c.layouts_tp_heads; continue; }
-      if (model.layers % pp != 0) { ++c.invalid_by_rule["pp"]; ++c.invalid; continue; }
+      if (model.layers % pp != 0) { ++c.layouts_pp_layers; continue; }
       const int dp = space.gpus / (tp * pp);
       if (space.gbs % dp != 0) { ++c.layouts_gbs_not_divisible; continue; }
       const int per_dp = space.gbs / dp;
@@ -106,8 +106,9 @@ Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& s
                   if (v > 1 && v <= space.max_vpp) vpps.push_back(v);
             }
             for (int vpp : vpps) {
-              for (auto rc : kRecomputes) {
-                for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+              for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                bool lighter_fits = false;  // a plan with less recompute fits (recompute loop ascends)
+                for (auto rc : kRecomputes) {
                   models::Plan p;
                   p.tp = tp; p.pp = pp; p.dp = dp; p.zero = zero; p.mbs = mbs; p.gbs = space.gbs;
                   p.schedule = sched; p.vpp = vpp; p.recompute = rc; p.sp = sp != 0;
@@ -122,6 +123,8 @@ Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& s
                   const Bytes mem = models::peak_memory(model, p, mo).total();
                   if (!e.min_memory || mem < *e.min_memory) { e.min_memory = mem; e.min_memory_plan = p; }
                   if (mem > gpu_memory) { ++c.out_of_memory; continue; }
+                  if (lighter_fits && space.prune_dominated) { ++c.dominated; continue; }
+                  lighter_fits = true;
                   e.candidates.push_back(p);
                 }
               }

@@ -141,7 +141,7 @@ Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& clu
 
   if (res.ranked.empty()) {
     const PruneCounts& c = res.counts;
-    if (c.layouts == c.layouts_tp_cross_node + c.layouts_tp_heads + c.layouts_gbs_not_divisible + c.invalid_by_rule["pp"] &&
+    if (c.layouts == c.layouts_tp_cross_node + c.layouts_tp_heads + c.layouts_gbs_not_divisible + c.layouts_pp_layers &&
         c.layouts_gbs_not_divisible > 0)
       res.explanations.push_back("gbs " + std::to_string(space.gbs) + " is not divisible by the data-parallel size of any "
                                  "(tp, pp) layout of " + std::to_string(space.gpus) + " GPUs; choose a gbs that is a "
@@ -152,12 +152,16 @@ Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& clu
                                  std::to_string(model.layers) + " layers, " + std::to_string(cluster.gpus_per_node()) +
                                  " GPUs per node" + (space.allow_cross_node_tp ? "" : ", tp within a node") + ")");
     if (c.plans > 0 && c.plans == c.fixed_out)
-      res.explanations.push_back("--fix excludes every enumerated plan");
+      res.explanations.push_back("--fix excludes every enumerated plan" +
+                                 std::string(c.layouts_gbs_not_divisible > 0
+                                                 ? " (" + std::to_string(c.layouts_gbs_not_divisible) +
+                                                       " (tp, pp) layout(s) were dropped before: gbs not divisible by their dp)"
+                                                 : ""));
     if (c.out_of_memory > 0 && e.min_memory && *e.min_memory > capacity)
       res.explanations.push_back("the model does not fit: the smallest plan found (" + models::to_string(*e.min_memory_plan) +
                                  ") needs " + gib_text(*e.min_memory) + " per GPU, the GPUs have " + gib_text(capacity) +
                                  "; use more GPUs or a larger ZeRO stage / recompute");
-    if (c.invalid > 0 && c.out_of_memory == 0 && c.evaluated == 0 && c.failed == 0)
+    if (c.invalid > 0 && c.out_of_memory == 0 && c.dominated == 0 && c.evaluated == 0 && c.failed == 0)
       res.explanations.push_back("every remaining plan was invalid for the model (see the pruning counts)");
     if (c.failed > 0) res.explanations.push_back(std::to_string(c.failed) + " plan(s) failed to simulate");
     if (res.explanations.empty()) res.explanations.push_back("no plan survived pruning (see the pruning counts)");

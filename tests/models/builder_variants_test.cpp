@@ -99,6 +99,12 @@ TEST(BuilderVariants, EveryFeatureCombinationBuildsAValidDeadlockFreeGraph) {
         const SimResult a = run(*g, r, Fidelity::analytical);
         EXPECT_GT(a.step_time.value, 0.0);
         EXPECT_EQ(static_cast<int>(a.ranks.size()), symmetric ? p.pp : p.gpus());
+        if (!symmetric) {
+          // Flow fidelity runs the same graph with transfers sharing links: it must finish too, and
+          // contention can only slow it down (up to the executor's per-task ns rounding).
+          const SimResult f = run(*g, r, Fidelity::flow);
+          EXPECT_GE(f.step_ns + 1000, a.step_ns);
+        }
       }
     }
   }

@@ -5,11 +5,12 @@
 // protocol p, n ranks and S bytes:  t = base[a][p] + sum_c k_c hop[c][a][p] + S_wire / rate, with
 // S_wire = S / (protocol_eff[a][p] * bus_eff[op][a][class]). Measured rows (out of place, sizes >= 1
 // byte, check passed) are split by size and each range fits the parameters it determines:
-//  (A) bandwidth, S >= large_min_bytes (64 MiB): for every op and algorithm the op can use, and the link
-//      class of the group, bus_eff[op][a][class] is the value for which the model forced to algorithm a
-//      has median over the rows of log(t_pred / t_meas) = 0 (bisection in log space over [0.05, 2];
-//      t_pred falls monotonically as bus_eff grows). No rows that large: the op's largest size if it is
-//      >= 1 MiB, otherwise the datasheet value stays (said in the report).
+//  (A) bandwidth, S >= large_min_bytes (64 MiB): for every op and link class of the group, one factor s
+//      multiplies the starting bus_eff[op][a][class] of every algorithm a the op can use (all_reduce: ring
+//      and tree keep their ratio, since the rows do not say which one NCCL ran), chosen so that the
+//      model's own (fastest) choice has median over the rows of log(t_pred / t_meas) = 0 (bisection in
+//      log space, bus_eff within [0.05, 2]; t_pred falls monotonically as s grows). No rows that large:
+//      the op's largest size if it is >= 1 MiB, otherwise the starting value stays (said in the notes).
 //  (B) latency, S <= small_max_bytes (64 KiB): per algorithm, with the protocol NCCL uses for small
 //      messages (LL for ring and tree, Simple for pairwise and p2p), each row's latency is
 //      L = t_meas - (the model's time with zero latency), and its hop counts k_c come from the model.

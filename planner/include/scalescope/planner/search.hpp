@@ -11,7 +11,11 @@
 //   schedule gpipe | 1f1b | interleaved with vpp dividing layers / pp, 1 < vpp <= max_vpp (pp > 1);
 //   recompute none | selective | full;  sp false | true (true only when tp > 1).
 // Pruning: models::validate() failures count as "invalid" by the rule's key; plans whose peak
-// memory (memory.hpp, flash attention) exceeds the GPU's count as "out of memory".
+// memory (memory.hpp, flash attention) exceeds the GPU's count as "out of memory". Dominated:
+// when a plan fits with recompute = none (or selective), the same plan with more recompute
+// (selective / full) cannot be faster - it adds recompute work (or, selective with flash attention,
+// none: an exact tie that the plan order breaks towards less recompute) and changes no traffic - so
+// it is not simulated (prune_dominated, on by default).
 // Ranking: ascending (step time, then the plan fields tp, pp, dp, zero, mbs, schedule, vpp,
 // recompute, sp) - a total order, so the ranking does not depend on the thread count.
 #pragma once
@@ -51,6 +55,7 @@ struct SearchSpace {
   bool allow_cross_node_tp = false;
   int max_mbs = 8;
   int max_vpp = 8;
+  bool prune_dominated = true;
   PlanFilter fix;
 };
 
@@ -59,12 +64,14 @@ struct PruneCounts {
   int layouts = 0;                 ///< (tp, pp) layouts considered
   int layouts_tp_cross_node = 0;   ///< tp larger than a node
   int layouts_tp_heads = 0;        ///< tp does not divide heads or kv_heads
+  int layouts_pp_layers = 0;       ///< pp does not divide layers
   int layouts_gbs_not_divisible = 0;  ///< dp does not divide gbs
   long plans = 0;                  ///< full plans enumerated from the remaining layouts
   long fixed_out = 0;              ///< excluded by --fix
   long invalid = 0;                ///< models::validate() refused them
   std::map<std::string, long> invalid_by_rule;  ///< key -> count (sorted: deterministic)
   long out_of_memory = 0;
+  long dominated = 0;              ///< more recompute than a fitting plan that is otherwise equal
   long failed = 0;                 ///< build or simulation errors
   long evaluated = 0;              ///< simulated at analytical fidelity
 };

@@ -1,0 +1,66 @@
+// Shared pieces of `scalescope calibrate fit|report` (see calibrate_common.hpp).
+#include "calibrate_common.hpp"
+
+#include <cstdio>
+
+namespace scalescope::cli {
+
+void add_calibrate_common(CLI::App* sub, CalibrateCommon& o) {
+  sub->add_option("PROFILE", o.profile, "Calibration profile: a JSON file or a name from calibrate/profiles/ (e.g. h200x4)")
+      ->required();
+  sub->add_option("--cluster", o.cluster, "Cluster the profile was measured on: a name from topologies/ or a JSON file")
+      ->required();
+  sub->add_option("--nodes", o.nodes, "Nodes to build the cluster with (default: as many as the profile's groups need)");
+  sub->add_option("--fit-groups", o.fit_groups, "Fit only on rows of these group sizes (comma-separated, e.g. 2)")
+      ->delimiter(',');
+  sub->add_option("--fit-ops", o.fit_ops, "Fit only on these collectives (comma-separated)")->delimiter(',');
+  add_format_option(sub, o.format);
+}
+
+Expected<Loaded> load_profile_and_cluster(const std::string& profile_name, const CalibrateCommon& o) {
+  auto profile = calib::load_profile_by_name_or_path(profile_name);
+  if (!profile) return profile.error();
+  ClusterOptions copt;
+  copt.nodes = o.nodes;
+  auto cluster = load_cluster_by_name_or_path(o.cluster, copt);
+  if (!cluster) return cluster.error();
+  if (!o.nodes) {
+    const int need = calib::nodes_needed(*profile, cluster->gpus_per_node());
+    if (need > cluster->num_nodes()) {
+      copt.nodes = need;
+      cluster = load_cluster_by_name_or_path(o.cluster, copt);
+      if (!cluster) return cluster.error();
+    }
+  }
+  Loaded out{std::move(profile).value(), std::nullopt};
+  out.cluster.emplace(std::move(cluster).value());
+  return out;
+}
+
+Expected<calib::FitOptions> fit_options(const CalibrateCommon& o) {
+  calib::FitOptions f;
+  for (int g : o.fit_groups) {
+    if (g < 2) return input_error("", "--fit-groups", "expected group sizes of at least 2 GPUs, got " + std::to_string(g));
+    f.groups.push_back(g);
+  }
+  for (const auto& op : o.fit_ops) {
+    if (!parse_coll_op(op))
+      return input_error("", "--fit-ops", "expected names from " + coll_op_choices() + ", got '" + op + "'");
+    f.ops.push_back(op);
+  }
+  return f;
+}
+
+std::string fmt_fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
+}  // namespace scalescope::cli

@@ -1,0 +1,104 @@
+// `scalescope validate a100`: predicted vs published / measured A100 training runs (MAPE, Spearman).
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli_common.hpp"
+#include "scalescope/sim/json_reader.hpp"
+#include "validate_a100.hpp"
+
+namespace scalescope::cli {
+
+namespace {
+
+struct ValidateOptions {
+  std::string data_dir;
+  std::string set = "all";
+  std::string report_file;
+  Format format = Format::text;
+};
+
+std::string num(double v, int decimals) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+int run_a100(const ValidateOptions& o) {
+  const std::string cmd = "validate a100";
+  const std::filesystem::path dir =
+      o.data_dir.empty() ? std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "validation" / "a100"
+                         : std::filesystem::path(o.data_dir);
+  auto sets = run_a100_validation(dir, o.set);
+  if (!sets) return report(cmd, sets.error());
+  if (!o.report_file.empty()) {
+    if (auto ok = write_file_atomic(o.report_file, validation_report_markdown(*sets)); !ok) return report(cmd, ok.error());
+    std::fprintf(stderr, "scalescope validate: wrote %s\n", o.report_file.c_str());
+  }
+  if (o.format == Format::csv) {
+    Table t;
+    t.header = {"set", "group", "configuration", "measured", "predicted", "error", "fits_memory", "skipped"};
+    for (const auto& s : *sets) {
+      for (const auto& r : s.rows) {
+        const bool ok = r.skipped.empty();
+        t.rows.push_back({s.name, r.group, r.label, num(r.measured, 3), ok ? num(r.predicted, 3) : "",
+                          ok ? num(r.ape(), 4) : "", r.fits_memory ? "true" : "false", r.skipped});
+      }
+    }
+    print_stdout(t.to_csv());
+    return 0;
+  }
+  if (o.format == Format::json) {
+    Json j = Json::array();
+    for (const auto& s : *sets) {
+      Json groups = Json::array();
+      for (const auto& g : group_stats(s)) {
+        groups.push_back({{"group", g.group}, {"rows", g.rows}, {"mape", g.mape},
+                          {"spearman", std::isnan(g.spearman) ? Json(nullptr) : Json(g.spearman)}});
+      }
+      j.push_back({{"set", s.name}, {"quantity", s.quantity}, {"rows", s.rows.size()}, {"mape", mape(s.rows)},
+                   {"groups", groups}});
+    }
+    print_stdout(j.dump(2));
+    return 0;
+  }
+  Table t;
+  t.header = {"set", "quantity", "rows", "MAPE", "groups ranked", "mean Spearman"};
+  t.right_align = {false, false, true, true, true, true};
+  for (const auto& s : *sets) {
+    double rho = 0;
+    int n = 0;
+    for (const auto& g : group_stats(s)) {
+      if (!std::isnan(g.spearman)) {
+        rho += g.spearman;
+        ++n;
+      }
+    }
+    t.rows.push_back({s.name, s.quantity, std::to_string(s.rows.size()), num(100.0 * mape(s.rows), 1) + " %",
+                      std::to_string(n), n ? num(rho / n, 3) : "n/a"});
+  }
+  print_stdout(t.to_text());
+  return 0;
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<ValidateOptions>();
+  CLI::App* sub = app.add_subcommand("validate", "Compare predictions with published or measured training runs");
+  sub->require_subcommand(1);
+  CLI::App* a100 = sub->add_subcommand(
+      "a100",
+      "A100 runs: Narayanan et al. 2021 Table 1 (achieved TFLOP/s per GPU) and vTrain's Megatron-DeepSpeed "
+      "iteration times (multi- and single-node). Prints MAPE and the mean Spearman rank correlation inside each "
+      "model / GPU-count group; --report writes the Markdown report with every assumption.");
+  a100->add_option("--data", opts->data_dir, "Folder with narayanan2021_table1.csv and vtrain/ (default: validation/a100)");
+  a100->add_option("--set", opts->set, "all | narayanan2021 | vtrain-multi | vtrain-single")->default_str("all");
+  a100->add_option("--report", opts->report_file, "Write the Markdown report to this file");
+  add_format_option(a100, opts->format);
+  a100->callback([opts, &ctx] { ctx.exit_code = run_a100(*opts); });
+}
+
+}  // namespace scalescope::cli

@@ -1,0 +1,9 @@
+capacity
+--model
+megatron-gpt-1.7b
+--tokens
+lots
+--days
+2
+--fabric
+h100-rail-ndr

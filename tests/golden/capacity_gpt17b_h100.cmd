@@ -1,0 +1,15 @@
+capacity
+--model
+megatron-gpt-1.7b
+--tokens
+100B
+--days
+2
+--fabric
+h100-rail-ndr
+--node
+dgx-h100-8
+--max-nodes
+4
+--gbs
+256

@@ -1,0 +1,11 @@
+capacity
+--model
+megatron-gpt-1.7b
+--tokens
+100B
+--days
+2
+--fabric
+h100-rail-ndr
+--node
+hgx-h200-8

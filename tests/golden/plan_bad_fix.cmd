@@ -1,0 +1,9 @@
+plan
+--model
+llama3-8b
+--cluster
+hgx-h200-4
+--gbs
+16
+--fix
+tq=2

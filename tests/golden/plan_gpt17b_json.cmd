@@ -1,0 +1,15 @@
+plan
+--model
+megatron-gpt-1.7b
+--cluster
+hgx-h200-8
+--gpus
+8
+--gbs
+16
+--top
+2
+--flow-top
+1
+--format
+json

@@ -1,0 +1,9 @@
+plan
+--model
+gpt3-175b
+--cluster
+hgx-h200-4
+--gpus
+1
+--gbs
+8

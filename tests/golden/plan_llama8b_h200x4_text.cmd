@@ -1,0 +1,13 @@
+plan
+--model
+llama3-8b
+--cluster
+hgx-h200-4
+--gbs
+16
+--seq
+2048
+--top
+5
+--flow-top
+2

@@ -1,0 +1,5 @@
+plan
+--model
+llama3-8b
+--cluster
+hgx-h200-4

@@ -1,0 +1,11 @@
+scaling
+--model
+megatron-gpt-1.7b
+--cluster
+hgx-h200-8
+--gpus
+1,2
+--gbs
+16
+--scaling
+sideways

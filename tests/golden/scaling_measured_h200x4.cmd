@@ -1,0 +1,5 @@
+scaling
+--measured
+validation/h200x4/measured
+--calibration
+h200x4

@@ -1,0 +1,3 @@
+scaling
+--gbs
+16

@@ -1,0 +1,9 @@
+scaling
+--model
+megatron-gpt-1.7b
+--cluster
+hgx-h200-8
+--gpus
+1,2,4,8
+--gbs
+16

@@ -1,0 +1,4 @@
+validate
+a100
+--set
+bogus

@@ -1,0 +1,6 @@
+validate
+a100
+--set
+narayanan2021
+--format
+csv

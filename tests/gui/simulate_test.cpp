@@ -1,0 +1,112 @@
+// Simulate flow: the GUI shows the step time the library computes for the same inputs; the what-if
+// tab at identity settings agrees; timeline and cluster view are filled from the same run.
+#include <QSlider>
+#include <QtTest>
+
+#include "scalescope/gui/cluster_view.hpp"
+#include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/gui/main_window.hpp"
+#include "scalescope/gui/simulation_tab.hpp"
+#include "scalescope/gui/timeline_widget.hpp"
+#include "scalescope/gui/whatif_tab.hpp"
+#include "scalescope/gui/workload_tab.hpp"
+#include "scalescope/models/compute_model.hpp"
+#include "scalescope/models/predict.hpp"
+
+using namespace scalescope;
+using namespace scalescope::gui;
+
+namespace {
+Session llama_session() {
+  Session s;
+  s.model = "llama3-8b";
+  s.cluster = "hgx-h200-8";
+  s.plan = Session::default_plan();  // tp=8, gbs=8 on one 8-GPU node
+  return s;
+}
+
+/// The step time as `scalescope simulate --model llama3-8b --cluster hgx-h200-8 --plan tp=8,gbs=8`
+/// computes it: the library calls of cli/cmd_simulate.cpp with datasheet inputs, written out here
+/// without the GUI's code.
+double library_step_time() {
+  auto model = models::load_model_by_name_or_path("llama3-8b");
+  auto plan = models::parse_plan("tp=8,pp=1,dp=1,mbs=1,gbs=8");
+  ClusterOptions copt;
+  copt.gpus = 8;
+  auto cluster = load_cluster_by_name_or_path("hgx-h200-8", copt);
+  if (!model || !plan || !cluster) return -1;
+  auto compute = models::ComputeModel::datasheet(cluster->gpu_spec());
+  if (!compute) return -1;
+  const CollectiveModel collectives(*cluster, datasheet_collective_params());
+  models::PredictOptions po;
+  po.build.costs.flash_attention = true;
+  po.build.costs.dropout = false;
+  auto p = models::predict(*model, *plan, *cluster, collectives, *compute, po);
+  return p ? p->step_time_s : -1;
+}
+}  // namespace
+
+class SimulateTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void gui_step_time_equals_library_call() {
+    MainWindow w(false);
+    w.workload()->set_session(llama_session());
+    QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
+    const double expected = library_step_time();
+    QVERIFY(expected > 0);
+    QCOMPARE(w.simulation()->shown_step_time_s(), expected);  // same inputs, deterministic simulator
+    QVERIFY(w.simulation()->metrics_text().contains(QString::number(expected, 'f', 4)));
+  }
+
+  void timeline_and_cluster_view_are_filled() {
+    MainWindow w(false);
+    Session s = llama_session();
+    s.plan.tp = 4;
+    s.plan.pp = 2;  // 32 layers % 2 == 0, 32 heads % 4 == 0: valid on 8 GPUs
+    w.workload()->set_session(s);
+    QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
+    // Symmetric analytical run: one representative pipeline = 2 ranks (stage 0 and stage 1), each
+    // with at least its compute stream, so at least 2 rows; every task that ran is one bar.
+    QVERIFY(w.simulation()->timeline()->rows() >= 2);
+    QVERIFY(!w.simulation()->timeline()->bars().empty());
+    // hgx-h200-8 with 8 GPUs is one node (not more than 4 nodes: drawn expanded).
+    QVERIFY(!w.cluster_view()->collapsed());
+  }
+
+  void whatif_at_identity_matches_simulation() {
+    MainWindow w(false);
+    w.workload()->set_session(llama_session());
+    QVERIFY(w.simulate());
+    // simulate() hands the session to the what-if tab: 1 node x 8 GPUs, tp*pp = 8 -> dp = 1, scales
+    // 100 %, mbs 1: the same plan and cluster, so the same analytical step time.
+    QCOMPARE(w.whatif()->last_step_time_s(), w.simulation()->shown_step_time_s());
+  }
+
+  void whatif_faster_nvlink_does_not_slow_the_step() {
+    MainWindow w(false);
+    w.workload()->set_session(llama_session());
+    QVERIFY(w.simulate());
+    const double base = w.whatif()->last_step_time_s();
+    // tp=8 all-reduces run on NVLink: more NVLink bandwidth can only shorten or keep them.
+    w.whatif()->nvlink_slider()->setValue(400);
+    w.whatif()->recompute_now();
+    QVERIFY2(w.whatif()->last_step_time_s() > 0, qPrintable(w.whatif()->result_text()));
+    QVERIFY(w.whatif()->last_step_time_s() < base);
+    w.whatif()->nvlink_slider()->setValue(10);
+    w.whatif()->recompute_now();
+    QVERIFY(w.whatif()->last_step_time_s() > base);
+  }
+
+  void bad_model_shows_error_without_crashing() {
+    MainWindow w(false);
+    Session s = llama_session();
+    s.model = "no-such-model";
+    w.workload()->set_session(s);
+    QVERIFY(!w.simulate());
+    QVERIFY(w.errors()->last().contains("no-such-model"));
+  }
+};
+
+QTEST_MAIN(SimulateTest)
+#include "simulate_test.moc"
