@@ -43,7 +43,7 @@ int run_fit(const FitCmd& o) {
     for (const auto& v : rep.values)
       values.push_back({{"name", v.name}, {"value", v.value}, {"before", v.before}, {"unit", v.unit}, {"rows", v.rows},
                         {"method", v.method}});
-    print_stdout(Json{{"profile", loaded->profile.file}, {"cluster", loaded->cluster->name()},
+    print_stdout(Json{{"profile", o.common.profile}, {"cluster", loaded->cluster->name()},
                       {"fit_groups", fopt->groups}, {"fit_ops", fopt->ops}, {"values", values}, {"notes", rep.notes},
                       {"params", params}}
                      .dump(2));
@@ -59,7 +59,7 @@ int run_fit(const FitCmd& o) {
     print_stdout(t.to_csv());
     return 0;
   }
-  std::string out = "# scalescope calibrate fit: " + loaded->profile.file + " on cluster " + loaded->cluster->name() +
+  std::string out = "# scalescope calibrate fit: " + o.common.profile + " on cluster " + loaded->cluster->name() +
                     (fopt->groups.empty() ? "" : ", fitted on groups of " + join_ints(fopt->groups) + " GPUs") + "\n";
   for (const auto& n : rep.notes) out += "# note: " + n + "\n";
   out += t.to_text();

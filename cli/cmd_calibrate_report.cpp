@@ -84,7 +84,7 @@ int run_report(const ReportCmd& o) {
   } else {
     gemm_note = "the profile has no GEMM rows";
   }
-  const std::string sample = other_profile ? "out-of-sample (parameters fitted on " + fit_on.file + ")"
+  const std::string sample = other_profile ? "out-of-sample (parameters fitted on " + o.fit_profile + ")"
                              : fopt->groups.empty() && fopt->ops.empty() ? "in-sample (parameters fitted on this profile)"
                                                                          : "parameters fitted on this profile's selected rows";
 
@@ -108,7 +108,7 @@ int run_report(const ReportCmd& o) {
       jgemm = {{"every", gemm->every}, {"shapes", gemm->shapes}, {"fitted_on_rows", gemm->fitted_on},
                {"median_abs_error", gemm->median_abs_error}, {"roofline_floor", gemm->hbm_source}, {"held_back", held_rows}};
     }
-    print_stdout(Json{{"profile", profile.file}, {"fit_profile", fit_on.file}, {"cluster", cluster.name()},
+    print_stdout(Json{{"profile", o.common.profile}, {"fit_profile", other_profile ? o.fit_profile : o.common.profile}, {"cluster", cluster.name()},
                       {"fit_groups", fopt->groups}, {"fit_ops", fopt->ops}, {"report_groups", o.report_groups}, {"sample", sample},
                       {"error_definition", "predicted busbw / measured busbw - 1"}, {"min_bytes_in_medians", kMinBytes},
                       {"median_abs_error", {{"all", calib::median_abs(all)}, {"rows", all.size()},
@@ -130,7 +130,7 @@ int run_report(const ReportCmd& o) {
     print_stdout(t.to_csv());
     return 0;
   }
-  std::string out = "# scalescope calibrate report: " + profile.file + " on cluster " + cluster.name() + "\n# " + sample +
+  std::string out = "# scalescope calibrate report: " + o.common.profile + " on cluster " + cluster.name() + "\n# " + sample +
                     (fopt->groups.empty() ? "" : "; fitted on groups of " + join_ints(fopt->groups) + " GPUs") +
                     (o.report_groups.empty() ? "" : "; reporting groups of " + join_ints(o.report_groups) + " GPUs") + "\n" +
                     "# error = predicted busbw / measured busbw - 1 (busbw = bytes / time x nccl-tests factor)\n";

@@ -86,7 +86,7 @@ Expected<CollectiveParams> load_collective_calibration(std::string_view name_or_
     return input_error(s, "", "is a calibration profile: fitting it needs the cluster it ran on (--cluster)");
   auto fit = fit_collective_params(*profile, *cluster);
   if (!fit) return fit.error();
-  if (description) *description = "profile " + profile->file + " (fitted on the fly)";
+  if (description) *description = "profile " + s + " (fitted on the fly)";
   return std::move(fit).value().params;
 }
 

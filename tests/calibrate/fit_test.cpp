@@ -232,11 +232,43 @@ TEST(CalibrationLoading, ParamsFileOrProfileFittedOnTheFly) {
   std::string desc;
   auto fitted = load_collective_calibration(mini, &c, &desc);
   ASSERT_TRUE(fitted) << fitted.error().str();
-  EXPECT_EQ(desc, "profile " + mini + " (fitted on the fly)");
+  EXPECT_EQ(desc, "profile " + mini + " (fitted on the fly)");  // as given
   EXPECT_NE(fitted->base_latency_source.find("fitted from mini"), std::string::npos);
   auto no_cluster = load_collective_calibration(mini, nullptr);
   ASSERT_FALSE(no_cluster);
   EXPECT_NE(no_cluster.error().str().find("fitting it needs the cluster it ran on (--cluster)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace scalescope::calib
+
+namespace scalescope::calib {
+namespace {
+
+TEST(ClusterRanks, MultiNodeEntryMapsNodeByNode) {
+  // dgx-h100-8 built with 2 nodes: cluster ranks 0..7 on node 0, 8..15 on node 1. An imported entry
+  // of 2 nodes x 2 GPUs maps to the first 2 GPUs of each node: {0, 1, 8, 9}.
+  ClusterOptions o;
+  o.nodes = 2;
+  auto c = load_cluster_by_name_or_path("dgx-h100-8", o);
+  ASSERT_TRUE(c) << c.error().str();
+  CollEntry e;
+  e.op = "all_reduce";
+  e.nranks = 4;
+  e.ranks = {0, 1, 2, 3};
+  e.nodes = 2;
+  e.gpus_per_node = 2;
+  auto r = cluster_ranks(e, *c);
+  ASSERT_TRUE(r) << r.error().str();
+  EXPECT_EQ(*r, (std::vector<int>{0, 1, 8, 9}));
+  e.nodes = 4;
+  e.gpus_per_node = 1;
+  auto too_many = cluster_ranks(e, *c);
+  ASSERT_FALSE(too_many);
+  EXPECT_EQ(too_many.error().message, "4 nodes needed, cluster 'dgx-h100-8' has 2 (use --nodes)");
+  Profile p;
+  p.collectives.push_back(e);
+  EXPECT_EQ(nodes_needed(p, 8), 4);
 }
 
 }  // namespace

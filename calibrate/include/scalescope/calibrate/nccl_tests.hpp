@@ -1,7 +1,7 @@
 // Importing nccl-tests logs (NVIDIA/nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf,
 // alltoall_perf, broadcast_perf, sendrecv_perf) into a calibration profile.
 //
-// What is read (docs/nccl-tests-import.md has the details):
+// What is read (docs/nccl-tests-import.md has the details and the keys written):
 //  * the "# nThread 1 nGpus 4 minBytes ... iters: 20 ..." line that opens each test (a log may hold
 //    several tests one after the other), "# nccl-tests version ..." and "# Collective test starting: X"
 //    when printed;
@@ -14,6 +14,7 @@
 //    "#bitdiff", a timestamp) ignored; the first time/algbw/busbw group is out-of-place, the second
 //    in-place;
 //  * the footer "# Out of bounds values : 0 OK" and "# Avg bus bandwidth : 123.4".
+// Launcher prefixes (Open MPI --tag-output "[1,0]<stdout>:", srun --label " 0: ") are removed first.
 // The operation comes from --op, else the "Collective test starting" line, else a program name
 // (all_reduce_perf, ..., with or without _mpi) in the lines before the test (the command line), else
 // the file name. The profile uses the out-of-place columns (as the GPU program measures out of place);

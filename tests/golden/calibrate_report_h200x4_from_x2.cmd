@@ -1,0 +1,10 @@
+calibrate
+report
+h200x4
+--cluster
+hgx-h200-4
+--fit-profile
+h200x2
+--report-groups
+4
+--summary

@@ -1,0 +1,13 @@
+collective
+--cluster
+hgx-h200-4
+--op
+all_reduce
+--gpus
+4
+--sizes
+1K:1G
+--step-factor
+32
+--calibration
+h200x4

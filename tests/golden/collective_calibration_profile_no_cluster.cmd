@@ -1,0 +1,6 @@
+collective
+--op
+all_reduce
+--calibration
+h200x4
+--print-params

@@ -1,0 +1,5 @@
+import
+nccl-tests
+tests/data/nccl-tests/truncated_all_reduce.log
+-o
+/tmp/scalescope-golden-import-truncated.json
