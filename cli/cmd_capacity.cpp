@@ -142,7 +142,7 @@ int run(const CapacityOptions& o) {
   if (r.chosen) {
     const auto& c = r.curve[*r.chosen];
     out += "answer: " + std::to_string(c.nodes) + " node(s) (" + std::to_string(c.gpus) + " GPUs) train " + o.tokens +
-           " tokens in " + fixed(c.days_needed, 1) + " days for about " + fixed(c.cost_usd / 1e6, 2) + " million USD\n";
+           " tokens in " + fixed(c.days_needed, 1) + " days for about " + fixed(c.cost_usd, 0) + " USD\n";
   } else {
     out += "answer: no node count up to " + std::to_string(o.max_nodes) + " trains " + o.tokens + " tokens in " +
            fixed(o.days, 1) + " days; raise --max-nodes or --days\n";
