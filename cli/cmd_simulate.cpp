@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli_common.hpp"
-#include "scalescope/calibrate/fit.hpp"
+#include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/models/predict.hpp"
 #include "scalescope/sim/trace.hpp"
@@ -69,34 +69,13 @@ Expected<Loaded> load(const SimulateOptions& o) {
   auto cluster = load_cluster_by_name_or_path(o.cluster, copt);
   if (!cluster) return cluster.error();
   l.cluster.emplace(std::move(cluster).value());
-  const GpuSpec& gpu = l.cluster->gpu_spec();
-  if (!o.calibration.empty()) {
-    std::string desc;
-    auto params = calib::load_collective_calibration(o.calibration, &*l.cluster, &desc);
-    if (!params) return params.error();
-    l.params = std::move(params).value();
-    l.collective_source = desc;
-    // A calibration profile also carries GEMM, bandwidth and launch measurements; a collective
-    // parameter file does not (then compute stays on the datasheet roofline).
-    auto doc = read_json_file(o.calibration);
-    const bool params_file = doc && doc->is_object() && !doc->contains("schema");
-    if (!params_file) {
-      auto cp = models::load_compute_profile_by_name_or_path(o.calibration);
-      if (!cp) return cp.error();
-      if (!cp->gpu.empty() && cp->gpu.find(gpu.model.substr(0, 4)) == std::string::npos) {
-        l.gpu_note = "calibration GPU '" + cp->gpu + "' differs from the cluster GPU '" + gpu.model + "'";
-      }
-      l.compute_source = "profile " + cp->source;
-      auto cm = models::ComputeModel::with_profile(gpu, std::move(cp).value());
-      if (!cm) return cm.error();
-      l.compute.emplace(std::move(cm).value());
-    }
-  }
-  if (!l.compute) {
-    auto cm = models::ComputeModel::datasheet(gpu);
-    if (!cm) return cm.error();
-    l.compute.emplace(std::move(cm).value());
-  }
+  auto hw = calib::load_hardware_models(o.calibration, *l.cluster);
+  if (!hw) return hw.error();
+  l.params = std::move(hw->params);
+  l.collective_source = std::move(hw->collective_source);
+  l.compute.emplace(std::move(hw->compute));
+  l.compute_source = std::move(hw->compute_source);
+  l.gpu_note = std::move(hw->gpu_note);
   return l;
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "scalescope/calibrate/fit.hpp"
+#include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/calibrate/profile.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/sim/json_reader.hpp"
@@ -154,29 +155,12 @@ Expected<Inputs> load_inputs(const models::ModelSpec& model, const Session& s) {
   auto cluster = load_scaled_cluster(s, copt);
   if (!cluster) return cluster.error();
   in.cluster.emplace(std::move(cluster).value());
-  const GpuSpec& gpu = in.cluster->gpu_spec();
-  if (!s.calibration.empty()) {
-    std::string desc;
-    auto params = calib::load_collective_calibration(s.calibration, &*in.cluster, &desc);
-    if (!params) return params.error();
-    in.params = std::move(params).value();
-    in.collective_source = desc;
-    auto doc = read_json_file(s.calibration);
-    const bool params_file = doc && doc->is_object() && !doc->contains("schema");
-    if (!params_file) {
-      auto cp = models::load_compute_profile_by_name_or_path(s.calibration);
-      if (!cp) return cp.error();
-      in.compute_source = "profile " + cp->source;
-      auto cm = models::ComputeModel::with_profile(gpu, std::move(cp).value());
-      if (!cm) return cm.error();
-      in.compute.emplace(std::move(cm).value());
-    }
-  }
-  if (!in.compute) {
-    auto cm = models::ComputeModel::datasheet(gpu);
-    if (!cm) return cm.error();
-    in.compute.emplace(std::move(cm).value());
-  }
+  auto hw = calib::load_hardware_models(s.calibration, *in.cluster);
+  if (!hw) return hw.error();
+  in.params = std::move(hw->params);
+  in.collective_source = std::move(hw->collective_source);
+  in.compute.emplace(std::move(hw->compute));
+  in.compute_source = std::move(hw->compute_source);
   return in;
 }
 

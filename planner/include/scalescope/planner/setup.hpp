@@ -1,6 +1,6 @@
 // What one evaluation needs besides the model and plan: the cluster, its collective model and the
 // compute model, loaded from a cluster name/file and an optional calibration - the same loading as
-// `scalescope simulate` (which keeps its own copy in cli/cmd_simulate.cpp).
+// `scalescope simulate` (both use calib::load_hardware_models).
 #pragma once
 
 #include <memory>
