@@ -1,0 +1,160 @@
+"""Profiles training steps of the harness's plans with torch.profiler: GPU kernel time by category, GPU idle time.
+
+Run with torchrun (one process per GPU), e.g.
+  torchrun --nproc-per-node 1 validation/harness/profile_step.py --out /tmp/prof --configs single:llama-1b:1:4
+Each config is FAMILY:MODEL:MBS:GBS (model = validation/models/<MODEL>.json). Writes <out>/profile-n<N>.json with,
+per config and per rank: wall step time, summed kernel time per category (gemm, attention, nccl, optimizer,
+elementwise, copy), the GPU busy time (union of kernel intervals) and kernel counts, plus the top kernels.
+This is the data the compute model's framework-overhead terms are checked against (not fitted to).
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plans  # noqa: E402
+
+CATEGORIES = [  # first match wins
+    ("nccl", re.compile(r"nccl", re.I)),
+    ("attention", re.compile(r"flash|fmha|attention", re.I)),
+    ("gemm", re.compile(r"gemm|nvjet|xmma|cutlass|cublas|sm90_|matmul", re.I)),
+    ("optimizer", re.compile(r"adam|multi_tensor|foreach", re.I)),
+    ("copy", re.compile(r"memcpy|memset|copy|cat_|CatArray", re.I)),
+    ("elementwise", re.compile(r".")),
+]
+
+
+def category(name):
+    return next(c for c, rx in CATEGORIES if rx.search(name))
+
+
+def union_length(intervals):
+    total, end = 0.0, -1.0
+    for a, b in sorted(intervals):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total
+
+
+def analyse(trace_path, steps):
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    kern = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    by_cat, count_cat = collections.Counter(), collections.Counter()
+    by_name = collections.Counter()
+    for e in kern:
+        c = category(e["name"])
+        by_cat[c] += e["dur"]
+        count_cat[c] += 1
+        by_name[e["name"][:120]] += e["dur"]
+    busy = union_length([(e["ts"], e["ts"] + e["dur"]) for e in kern])
+    cpu_ops = sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op")
+    launches = sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"
+                   and "Launch" in e.get("name", ""))
+    per = 1e-6 / steps  # us in the trace -> s per step
+    return {"kernel_s_per_step": {c: round(v * per, 6) for c, v in sorted(by_cat.items())},
+            "kernels_per_step": {c: round(v / steps, 1) for c, v in sorted(count_cat.items())},
+            "gpu_busy_s_per_step": round(busy * per, 6),
+            "cpu_ops_per_step": round(cpu_ops / steps, 1), "launches_per_step": round(launches / steps, 1),
+            "top_kernels_s_per_step": [[n, round(v * per, 6)] for n, v in by_name.most_common(25)]}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--configs", nargs="+", required=True, help="FAMILY:MODEL:MBS:GBS ...")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--steps", type=int, default=3, help="profiled steps")
+    args = p.parse_args()
+    import datetime
+    import torch
+    import torch.distributed as dist
+    import parallel
+    import train_step
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29513")
+    torch.cuda.set_device(local)
+    device = torch.device("cuda", local)
+    dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=120), device_id=device, rank=rank,
+                            world_size=world)
+    ctx = parallel.Ctx(device, rank, world)
+    results = []
+    sdpa_ctx = None
+    for spec in args.configs:
+        fam, model_name, mbs, gbs = spec.split(":")
+        mfile = f"validation/models/{model_name}.json"
+        mcfg = plans.load_model_json(mfile)
+        layout = plans.family_layout(fam, world)
+        if layout is None:
+            continue
+        tp, pp, dp, zero, sched = layout
+        c = plans.Config(fam, mcfg["name"], mfile, world, ["strong"], tp, pp, dp, zero, int(mbs), int(gbs), sched)
+        if sdpa_ctx is None:
+            sdpa_ctx, note = train_step.probe_sdpa(torch, device, mcfg)
+        dp_rank = 0 if c.pp > 1 else ctx.rank // c.tp
+        g = torch.Generator(device=device).manual_seed(1234 + dp_rank)
+        shape = (c.gbs // c.dp, mcfg["seq_len"])
+        tokens = torch.randint(0, mcfg["vocab"], shape, generator=g, device=device)
+        labels = torch.randint(0, mcfg["vocab"], shape, generator=g, device=device)
+        runner = parallel.build(c, mcfg, ctx, tokens, labels)
+        with sdpa_ctx():
+            for _ in range(args.warmup):
+                runner.step()
+            torch.cuda.synchronize()
+            dist.barrier()
+            walls = []
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(args.steps):
+                    dist.barrier()
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    runner.step()
+                    torch.cuda.synchronize()
+                    walls.append(time.perf_counter() - t0)
+            # unprofiled wall time too: the profiler adds host overhead per op
+            plain = []
+            for _ in range(args.steps):
+                dist.barrier()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                runner.step()
+                torch.cuda.synchronize()
+                plain.append(time.perf_counter() - t0)
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+            path = tmp.name
+        prof.export_chrome_trace(path)
+        rec = {"config": spec, "plan": c.plan_string(), "rank": rank,
+               "wall_s_per_step_profiled": round(sorted(walls)[len(walls) // 2], 6),
+               "wall_s_per_step": round(sorted(plain)[len(plain) // 2], 6)}
+        rec.update(analyse(path, args.steps))
+        os.unlink(path)
+        gathered = [None] * world
+        dist.all_gather_object(gathered, rec)
+        if rank == 0:
+            results.append(gathered)
+            r0 = gathered[0]
+            print(f"{spec}: wall {r0['wall_s_per_step']:.4f} s, busy {r0['gpu_busy_s_per_step']:.4f} s, "
+                  f"{r0['kernel_s_per_step']}", file=sys.stderr, flush=True)
+        runner = None
+        torch.cuda.empty_cache()
+    if rank == 0:
+        os.makedirs(args.out, exist_ok=True)
+        doc = {"gpu": torch.cuda.get_device_name(device), "torch": torch.__version__, "world": world,
+               "sdpa": note if sdpa_ctx else None, "steps": args.steps, "results": results}
+        with open(os.path.join(args.out, f"profile-n{world}.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
