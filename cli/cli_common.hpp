@@ -43,6 +43,7 @@ struct Context {
 void register_collective(CLI::App& app, Context& ctx);
 void register_simulate(CLI::App& app, Context& ctx);
 void register_validate(CLI::App& app, Context& ctx);
+void register_validate_planner(CLI::App& app, Context& ctx);  // after register_validate
 void register_import(CLI::App& app, Context& ctx);
 void register_calibrate(CLI::App& app, Context& ctx);
 void register_plan(CLI::App& app, Context& ctx);

@@ -13,6 +13,7 @@
 namespace scalescope::cli {
 
 void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_report.cpp
+void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_attention.cpp
 
 namespace {
 
@@ -140,6 +141,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   fit->callback([fo, &ctx] { ctx.exit_code = run_fit(*fo); });
 
   register_calibrate_report(sub, ctx);
+  register_calibrate_import_attention(sub, ctx);
 
   CLI::App* run = sub->add_subcommand(
       "run",

@@ -25,6 +25,7 @@ struct PlanOptions {
   int max_vpp = 8;
   int threads = 0;
   bool cross_node_tp = false;
+  bool exhaustive = false;
   Format format = Format::text;
 };
 
@@ -42,6 +43,7 @@ Json counts_json(const planner::PruneCounts& c) {
               {"invalid_by_rule", rules},
               {"out_of_memory", c.out_of_memory},
               {"dominated_by_less_recompute", c.dominated},
+              {"skipped_by_bound", c.bounded},
               {"failed", c.failed},
               {"evaluated", c.evaluated}};
 }
@@ -63,7 +65,8 @@ std::string counts_text(const planner::PruneCounts& c) {
     s += ")";
   }
   s += ", " + std::to_string(c.out_of_memory) + " out of memory, " + std::to_string(c.dominated) +
-       " dominated (a plan with less recompute fits), " + std::to_string(c.failed) + " failed, " +
+       " dominated (a plan with less recompute fits), " + std::to_string(c.bounded) +
+       " skipped (lower bound above the top), " + std::to_string(c.failed) + " failed, " +
        std::to_string(c.evaluated) + " simulated\n";
   return s;
 }
@@ -96,6 +99,7 @@ int run(const PlanOptions& o) {
   space.allow_cross_node_tp = o.cross_node_tp;
   space.max_mbs = o.max_mbs;
   space.max_vpp = o.max_vpp;
+  space.prune_bound = !o.exhaustive;
   if (!o.fix.empty()) {
     auto f = planner::parse_plan_filter(o.fix);
     if (!f) return report(cmd, f.error());
@@ -108,7 +112,7 @@ int run(const PlanOptions& o) {
   so.progress = [next = 0L](long done, long total) mutable {
     if (total < 2000) return;
     if (done * 10 >= next * total) {
-      std::fprintf(stderr, "scalescope plan: simulated %ld / %ld plans\n", done, total);
+      std::fprintf(stderr, "scalescope plan: %ld / %ld plans simulated or skipped by the bound\n", done, total);
       next = done * 10 / total + 1;
     }
   };
@@ -210,6 +214,9 @@ void register_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--max-mbs", o->max_mbs, "Largest micro-batch size tried")->default_str("8");
   sub->add_option("--max-vpp", o->max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores); the ranking does not depend on it");
+  sub->add_flag("--exhaustive", o->exhaustive,
+                "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "
+                "(slower; the ranked plans are the same)");
   add_format_option(sub, o->format);
   sub->callback([o, &ctx] { ctx.exit_code = run(*o); });
 }

@@ -16,6 +16,9 @@ struct ValidateOptions {
   std::string data_dir;
   std::string set = "all";
   std::string report_file;
+  std::string fit_file;      ///< --fit: fit on vtrain-single and write here
+  std::string use_fit_file;  ///< --use-fit: predict with these fitted parameters too
+  bool datasheet_only = false;
   Format format = Format::text;
 };
 
@@ -31,20 +34,36 @@ int run_a100(const ValidateOptions& o) {
   const std::filesystem::path dir =
       o.data_dir.empty() ? std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "validation" / "a100"
                          : std::filesystem::path(o.data_dir);
-  auto sets = run_a100_validation(dir, o.set);
+  A100Options opts;
+  opts.vtrain_system = !o.datasheet_only;
+  if (!o.fit_file.empty()) {
+    auto fit = fit_compute_on_vtrain_single(dir, opts);
+    if (!fit) return report(cmd, fit.error());
+    if (auto ok = write_file_atomic(o.fit_file, to_json(*fit).dump(2) + "\n"); !ok) return report(cmd, ok.error());
+    std::fprintf(stderr, "scalescope validate: wrote %s\n", o.fit_file.c_str());
+    opts.fit = *fit;
+  } else if (!o.use_fit_file.empty()) {
+    auto fit = load_compute_fit(o.use_fit_file);
+    if (!fit) return report(cmd, fit.error());
+    opts.fit = *fit;
+  }
+  auto sets = run_a100_validation(dir, o.set, opts);
   if (!sets) return report(cmd, sets.error());
   if (!o.report_file.empty()) {
-    if (auto ok = write_file_atomic(o.report_file, validation_report_markdown(*sets)); !ok) return report(cmd, ok.error());
+    if (auto ok = write_file_atomic(o.report_file, validation_report_markdown(*sets, opts)); !ok) return report(cmd, ok.error());
     std::fprintf(stderr, "scalescope validate: wrote %s\n", o.report_file.c_str());
   }
   if (o.format == Format::csv) {
     Table t;
     t.header = {"set", "group", "configuration", "measured", "predicted", "error", "fits_memory", "skipped"};
+    if (opts.fit) t.header.insert(t.header.begin() + 4, {"unfitted", "unfitted_error"});
     for (const auto& s : *sets) {
       for (const auto& r : s.rows) {
         const bool ok = r.skipped.empty();
-        t.rows.push_back({s.name, r.group, r.label, num(r.measured, 3), ok ? num(r.predicted, 3) : "",
-                          ok ? num(r.ape(), 4) : "", r.fits_memory ? "true" : "false", r.skipped});
+        std::vector<std::string> row = {s.name, r.group, r.label, num(r.measured, 3), ok ? num(r.predicted, 3) : "",
+                                        ok ? num(r.ape(), 4) : "", r.fits_memory ? "true" : "false", r.skipped};
+        if (opts.fit) row.insert(row.begin() + 4, {ok ? num(r.unfitted, 3) : "", ok ? num(r.ape_unfitted(), 4) : ""});
+        t.rows.push_back(std::move(row));
       }
     }
     print_stdout(t.to_csv());
@@ -58,8 +77,10 @@ int run_a100(const ValidateOptions& o) {
         groups.push_back({{"group", g.group}, {"rows", g.rows}, {"mape", g.mape},
                           {"spearman", std::isnan(g.spearman) ? Json(nullptr) : Json(g.spearman)}});
       }
-      j.push_back({{"set", s.name}, {"quantity", s.quantity}, {"rows", s.rows.size()}, {"mape", mape(s.rows)},
-                   {"groups", groups}});
+      Json e = {{"set", s.name}, {"quantity", s.quantity}, {"rows", s.rows.size()}, {"mape", mape(s.rows)},
+                {"groups", groups}};
+      if (s.has_fit) e["mape_unfitted"] = mape_unfitted(s.rows);
+      j.push_back(e);
     }
     print_stdout(j.dump(2));
     return 0;
@@ -97,6 +118,15 @@ void register_validate(CLI::App& app, Context& ctx) {
   a100->add_option("--data", opts->data_dir, "Folder with narayanan2021_table1.csv and vtrain/ (default: validation/a100)");
   a100->add_option("--set", opts->set, "all | narayanan2021 | vtrain-multi | vtrain-single")->default_str("all");
   a100->add_option("--report", opts->report_file, "Write the Markdown report to this file");
+  auto* fit = a100->add_option("--fit", opts->fit_file,
+                   "Fit gemm_efficiency, elementwise_efficiency and launch_overhead on the vTrain single-node rows "
+                   "only, write them to this file (e.g. validation/a100/fit.json), then predict with and without them");
+  auto* use_fit = a100->add_option("--use-fit", opts->use_fit_file,
+                                    "Predict with and without the fitted parameters of this file (written by --fit)");
+  fit->excludes(use_fit);
+  a100->add_flag("--datasheet-only", opts->datasheet_only,
+                 "Session-1 baseline: vTrain rows on superpod-a100 with datasheet collectives and merged TP "
+                 "collectives (not vTrain's machine and measured all-reduce)");
   add_format_option(a100, opts->format);
   a100->callback([opts, &ctx] { ctx.exit_code = run_a100(*opts); });
 }

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   scalescope::cli::register_collective(app, ctx);
   scalescope::cli::register_simulate(app, ctx);
   scalescope::cli::register_validate(app, ctx);
+  scalescope::cli::register_validate_planner(app, ctx);
   scalescope::cli::register_import(app, ctx);
   scalescope::cli::register_calibrate(app, ctx);
   scalescope::cli::register_plan(app, ctx);

@@ -33,6 +33,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "calibration-report: using $bin" >&2
 "$bin" calibrate fit "$main" --cluster "$cluster" --format json > "$tmp/fit.json"
+if [ -f "$profiles/h200x2.json" ]; then
+  "$bin" calibrate fit h200x2 --cluster "$cluster" --format json > "$tmp/fit_x2.json"
+fi
 "$bin" calibrate report "$main" --cluster "$cluster" --format json > "$tmp/in.json"
 "$bin" calibrate report "$main" --cluster "$cluster" --fit-groups 2 --report-groups 4 --format json > "$tmp/out_groups.json"
 if [ -f "$profiles/h200x2.json" ]; then
@@ -60,6 +63,7 @@ import json, os, sys
 tmp, main_file = sys.argv[1], sys.argv[2]
 load = lambda n: json.load(open(os.path.join(tmp, n))) if os.path.exists(os.path.join(tmp, n)) else None
 fit, ins, outg, outx = load("fit.json"), load("in.json"), load("out_groups.json"), load("out_x2.json")
+fitx2 = load("fit_x2.json")
 prof = json.load(open(main_file))
 
 def pct(x): return "%.1f%%" % (100.0 * x)
@@ -87,8 +91,12 @@ w("Profile `h200x4`: %d x %s, NCCL %s, driver %s, CUDA runtime %s, measured %s b
     prof.get("tool", {}).get("command_line", "?")))
 w("Cluster description: `topologies/hgx-h200-4.json`. Error = predicted busbw / measured busbw - 1, with")
 w("busbw = bytes / time x the nccl-tests factor for both; medians of |error| are over sizes >= 1 KiB.")
-w("Fitting method: `calibrate/include/scalescope/calibrate/fit.hpp` (bus efficiency from sizes >= 64 MiB,")
-w("latencies from sizes <= 64 KiB, channel parameters and LL128/Simple latency scale from the sizes between).")
+w("Fitting method: `calibrate/include/scalescope/calibrate/fit.hpp`: (A) bus efficiency from sizes >= 64 MiB,")
+w("(B) latencies from sizes <= 64 KiB, (C) channel parameters and LL128/Simple latency scale from the sizes")
+w("between, then (D) one efficiency-by-size curve per op (a factor dividing the model's time, piecewise linear")
+w("in log2(size), one knot per measured power of two, shared by all group sizes; sendrecv on 3+ GPUs, whose")
+w("send and receive peers differ, has its own curve when such rows are fitted). The group size enters only")
+w("through the model's algorithm terms (ring steps, hops, (n-1)/n factors, routes).")
 w("")
 
 def groups_table(rep):
@@ -120,14 +128,40 @@ def by_size(rep, n):
     w("(measured / predicted busbw, GB/s)")
     w("")
 
+def params_tables(fitj):
+    w("| parameter | before (datasheet) | fitted | unit | rows |")
+    w("|---|---:|---:|---|---|")
+    curves = {}
+    for p in fitj["values"]:
+        if p["name"].startswith("size_efficiency."):
+            op, at = p["name"][len("size_efficiency."):].split("@")
+            curves.setdefault(op, {})[at] = p
+            continue
+        fmt = "%.0f" if p["unit"] == "bytes" else "%.4g"
+        w("| `%s` | %s | %s | %s | %s |" % (p["name"], fmt % p["before"], fmt % p["value"], p["unit"], p["rows"]))
+    w("")
+    if not curves:
+        return
+    w("Efficiency by size (`size_efficiency.<op>@<size>`, datasheet 1): the model's time is divided by this")
+    w("factor (linear in log2(size) between knots). Each knot comes from that op's rows of that size on every")
+    first = next(iter(curves))
+    ex_at = "1 KiB" if "1 KiB" in curves[first] else next(iter(curves[first]))
+    w("group size fitted (e.g. `size_efficiency.%s@%s`: %s)." % (first, ex_at, curves[first][ex_at]["rows"]))
+    w("")
+    ops = list(curves)
+    ats = []
+    for op in ops:
+        for at in curves[op]:
+            if at not in ats: ats.append(at)
+    w("| size | " + " | ".join(ops) + " |")
+    w("|---:|" + "---:|" * len(ops))
+    for at in ats:
+        w("| %s | %s |" % (at, " | ".join("%.3f" % curves[op][at]["value"] if at in curves[op] else "-" for op in ops)))
+    w("")
+
 w("## Fitted parameters (h200x4 fitted on itself)")
 w("")
-w("| parameter | before (datasheet) | fitted | unit | rows |")
-w("|---|---:|---:|---|---|")
-for p in fit["values"]:
-    fmt = "%.0f" if p["unit"] == "bytes" else "%.4g"
-    w("| `%s` | %s | %s | %s | %s |" % (p["name"], fmt % p["before"], fmt % p["value"], p["unit"], p["rows"]))
-w("")
+params_tables(fit)
 for n in fit["notes"]:
     w("- note: " + n)
 w("")
@@ -151,6 +185,15 @@ if outx:
     groups_table(outx)
     overall(outx, "Out-of-sample (h200x2 -> 4-GPU rows of h200x4)")
     by_size(outx, 4)
+    if fitx2:
+        w("Parameters fitted on h200x2 (2-GPU rows only) and used above. With one group size the latency rows")
+        w("do not separate base from per-hop latency: tree takes ring's per-hop latency, pairwise and p2p get 0")
+        w("(see the notes); sendrecv on 3+ GPUs has no rows, so it uses the 2-GPU sendrecv curve.")
+        w("")
+        params_tables(fitx2)
+        for n in fitx2["notes"]:
+            w("- note: " + n)
+        w("")
 else:
     w("## Out-of-sample: no h200x2 profile in calibrate/profiles/ (see the next section)")
     w("")
@@ -158,6 +201,7 @@ w("## Out-of-sample: fitted on the 2-GPU rows of h200x4, predicting its 4-GPU ro
 w("")
 groups_table(outg)
 overall(outg, "Out-of-sample (2-GPU rows of h200x4 -> its 4-GPU rows)")
+by_size(outg, 4)
 
 w("## GEMM interpolation, held-back shapes")
 w("")

@@ -158,7 +158,7 @@ struct Fitter {
     auto f = [&](double scale) {
       CollectiveParams q = P;
       set(q, scale);
-      const CollectiveModel m(cluster, q);
+      const CollectiveModel m(*shape, q);
       std::vector<double> lr;
       for (const Sample* s : big) lr.push_back(std::log(predict(m, *s) / s->t_meas));
       return median(lr);
@@ -213,14 +213,14 @@ struct Fitter {
 
   void fit_one_latency(Algorithm a, Protocol p, const std::vector<const Sample*>& small) {
     const auto ai = static_cast<std::size_t>(idx(a)), pi = static_cast<std::size_t>(idx(p));
-    const CollectiveModel m(cluster, P);
+    const CollectiveModel m(*shape, P);
     // Hop counts per class of each entry: latency with base 0 and hop[c] = 1 us, the others 0.
     std::array<std::unique_ptr<CollectiveModel>, kNumLinkClasses> unit;
     for (LinkClass c : kAllLinkClasses) {
       CollectiveParams q = P;
       q.base_latency_us[ai][pi] = 0.0;
       for (LinkClass c2 : kAllLinkClasses) q.hop_latency_us[static_cast<std::size_t>(idx(c2))][ai][pi] = c2 == c ? 1.0 : 0.0;
-      unit[static_cast<std::size_t>(idx(c))] = std::make_unique<CollectiveModel>(cluster, q);
+      unit[static_cast<std::size_t>(idx(c))] = std::make_unique<CollectiveModel>(*shape, q);
     }
     std::map<const CollEntry*, std::vector<double>> lat;  // per entry: latency estimates (us)
     std::map<const CollEntry*, std::array<double, kNumLinkClasses>> hops;
@@ -266,20 +266,36 @@ struct Fitter {
                 "same least squares as base_latency_us." + key});
       }
     } else {
-      // The groups do not separate base from hops: hops keep their values, base takes the rest.
+      // The groups do not separate base from hops (one hop count, e.g. only 2-GPU rows). Tree: its
+      // hops take ring's (fitted) per-hop latency of the same protocol and class (NCCL's hwLat gives
+      // ring and tree the same LL values), base the rest. Pairwise and p2p: the whole latency goes
+      // to base and the hops become 0, so other group sizes keep the measured latency (NCCL issues
+      // a group's sends to different peers concurrently).
+      const bool tree = a == Algorithm::tree;
+      const auto ri = static_cast<std::size_t>(idx(Algorithm::ring));
       std::vector<double> rest;
       for (std::size_t r = 0; r < A.size(); ++r) {
         double h = 0.0;
         for (std::size_t j = 0; j < cls_cols.size(); ++j)
-          h += A[r][j + 1] * P.hop_latency_us[static_cast<std::size_t>(cls_cols[j])][ai][pi];
+          h += tree ? A[r][j + 1] * P.hop_latency_us[static_cast<std::size_t>(cls_cols[j])][ri][pi] : 0.0;
         rest.push_back(y[r] - h);
       }
       const double base = std::max(0.0, median(rest));
       P.base_latency_us[ai][pi] = base;
-      note(key + ": the rows' hop counts do not separate base from per-hop latency; hops keep their values, base "
-                 "latency fitted alone");
+      for (int c : cls_cols) {
+        const auto ci = static_cast<std::size_t>(c);
+        P.hop_latency_us[ci][ai][pi] = tree ? P.hop_latency_us[ci][ri][pi] : 0.0;
+        const std::string cname(to_string(static_cast<LinkClass>(c)));
+        record({"hop_latency_us." + cname + "." + key, P.hop_latency_us[ci][ai][pi],
+                opt.start.hop_latency_us[ci][ai][pi], "us", what,
+                "not separable from base_latency_us." + key + " by these rows: " +
+                    (tree ? "ring's per-hop latency hop_latency_us." + cname + ".ring." + std::string(to_string(p))
+                          : std::string("0 (latency independent of the group size)"))});
+      }
+      note(key + ": the rows' hop counts do not separate base from per-hop latency; per-hop latency " +
+           (tree ? std::string("taken from ring") : std::string("set to 0")) + ", base fitted on the rest");
       record({"base_latency_us." + key, base, base_before, "us", what,
-              "median over groups of (median latency - hops x hop latency), hops held"});
+              "median over groups of (median latency - hops x hop latency), hops as said on their rows"});
     }
   }
 
@@ -334,7 +350,7 @@ struct Fitter {
   double ramp_objective(const std::vector<const Sample*>& mid) {
     CollectiveParams q = P;
     apply_ramp(q);
-    const CollectiveModel m(cluster, q);
+    const CollectiveModel m(*shape, q);
     double sum = 0.0;
     for (const Sample* s : mid) {
       const double l = std::log(predict(m, *s) / s->t_meas);
@@ -395,6 +411,18 @@ struct Fitter {
                                " rows (not identifiable here); keeps its starting value");
   }
   std::vector<std::string> ramp_fitted;
+  /// A model whose cached rank groups every trial model starts from (built once, see warm()).
+  std::unique_ptr<CollectiveModel> shape;
+
+  void warm() {
+    shape = std::make_unique<CollectiveModel>(cluster, P);
+    const CollEntry* last = nullptr;
+    for (const auto& s : samples)
+      if (s.entry != last) {
+        (void)shape->analytical(s.op, *s.ranks, Bytes(s.bytes));  // builds the patterns of every algorithm of the op
+        last = s.entry;
+      }
+  }
 };
 
 std::string joined_ops(const std::vector<Sample>& samples) {
@@ -407,7 +435,9 @@ std::string joined_ops(const std::vector<Sample>& samples) {
 }  // namespace
 
 Expected<FitResult> fit_collective_params(const Profile& profile, const Cluster& cluster, const FitOptions& options) {
-  Fitter f{profile, cluster, options, options.start, {}, {}, {}, {}, {}, {}, {}, {}};
+  Fitter f{profile, cluster, options, options.start, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  for (auto& c : f.P.size_efficiency) c = {};  // (A)-(C) fit the model without curves; (D) fits them
+  f.P.sendrecv_distinct_peers = {};
   f.report.profile = profile.name();
   f.samples = collect_samples(profile, cluster, options, f.report.notes);
   const bool any = std::any_of(f.samples.begin(), f.samples.end(), [](const Sample& s) { return s.in_fit; });
@@ -416,6 +446,7 @@ Expected<FitResult> fit_collective_params(const Profile& profile, const Cluster&
                        "no usable collective rows" +
                            std::string(options.groups.empty() && options.ops.empty() ? "" : " for the chosen --fit-groups / ops") +
                            " (entries must be a model op, pass their check, and fit the cluster)");
+  f.warm();
   for (int round = 0; round < 2; ++round) {
     f.round_notes.clear();
     f.fit_bandwidth();
@@ -423,6 +454,8 @@ Expected<FitResult> fit_collective_params(const Profile& profile, const Cluster&
     f.fit_ramp();
   }
   f.report.notes.insert(f.report.notes.end(), f.round_notes.begin(), f.round_notes.end());
+  std::string size_rows;
+  fit_size_efficiency(*f.shape, f.P, f.samples, f.report.values, size_rows);
   const std::string from = "fitted from " + profile.name() + " (" + joined_ops(f.samples) + ")";
   CollectiveParams& P = f.P;
   if (!f.be_rows.empty())
@@ -440,6 +473,8 @@ Expected<FitResult> fit_collective_params(const Profile& profile, const Cluster&
   }
   if (!channels.empty())
     P.channels_source = from + ": " + channels + " from " + f.ramp_rows + "; other entries: " + options.start.channels_source;
+  if (!size_rows.empty() && size_rows != "no rows")
+    P.size_efficiency_source = from + ": efficiency by size from " + size_rows;
   f.note_unidentified_ramp();
   // Identical notes (e.g. one per sendrecv_pair entry) once, with a count.
   std::vector<std::pair<std::string, int>> counted;

@@ -44,4 +44,10 @@ std::string num_str(double v);
 
 double median(std::vector<double> xs);
 
+/// Stage (D): replaces P's efficiency-by-size curves by ones fitted to the in-fit samples (see
+/// fit.hpp); appends one FittedValue per knot and describes the rows used. `shape`: a model on the
+/// samples' cluster whose cached rank groups the trial models reuse.
+void fit_size_efficiency(const CollectiveModel& shape, CollectiveParams& P, const std::vector<Sample>& samples,
+                         std::vector<FittedValue>& values, std::string& rows_used);
+
 }  // namespace scalescope::calib::fitimpl

@@ -2,15 +2,19 @@
 // image without showing a window.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QEventLoop>
 #include <QPainter>
+#include <QScreen>
 #include <QSvgGenerator>
 #include <QTabWidget>
+#include <QTimer>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "scalescope/gui/error_reporter.hpp"
 #include "scalescope/gui/main_window.hpp"
+#include "scalescope/gui/planner_tab.hpp"
 
 int main(int argc, char** argv) {
   // Screenshots need no display: default to the offscreen platform unless one was chosen.
@@ -24,10 +28,10 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(
       "scalescope desktop app: workload and plan editor, simulation with breakdown and timeline, cluster graph, "
-      "what-if sliders and measured-vs-predicted scaling.");
+      "what-if sliders, measured-vs-predicted scaling with Amdahl/Gustafson fits, and the plan search.");
   parser.addHelpOption();
   QCommandLineOption shot("screenshot", "Render the window to FILE (.png or .svg) without showing it, then exit.", "FILE");
-  QCommandLineOption tab("tab", "Tab to show: workload, simulation, cluster, whatif, scaling.", "NAME");
+  QCommandLineOption tab("tab", "Tab to show: workload, simulation, cluster, whatif, scaling, planner (the planner tab runs its search first).", "NAME");
   parser.addOption(shot);
   parser.addOption(tab);
   parser.addPositionalArgument("session", "A session JSON file to open (optional).", "[session]");
@@ -54,17 +58,34 @@ int main(int argc, char** argv) {
     }
     const QString name = parser.isSet(tab) ? parser.value(tab) : QString("simulation");
     if (!w.select_tab(name)) {
-      std::fprintf(stderr, "scalescope-gui: error: --tab: expected workload | simulation | cluster | whatif | scaling, got '%s'\n",
+      std::fprintf(stderr, "scalescope-gui: error: --tab: expected workload | simulation | cluster | whatif | scaling | planner, got '%s'\n",
                    qPrintable(name));
       return 2;
     }
     if (name == "scaling") w.ensure_scaling_loaded();
-    w.setAttribute(Qt::WA_DontShowOnScreen);
+    if (name == "planner" && !w.planner()->run_blocking()) {
+      std::fprintf(stderr, "scalescope-gui: error: %s\n", qPrintable(w.errors()->last()));
+      rc = 1;
+    }
+    // Offscreen: render without a window. A real platform (e.g. xcb under Xvfb): show the window,
+    // let it be mapped and painted, then take the pixels from the screen (what a user would see).
+    const bool real_window = QGuiApplication::platformName() != "offscreen";
+    if (!real_window) w.setAttribute(Qt::WA_DontShowOnScreen);
     w.show();
     QApplication::processEvents();
+    if (real_window) {
+      w.raise();
+      QEventLoop loop;
+      QTimer::singleShot(1500, &loop, &QEventLoop::quit);
+      loop.exec();
+    }
     const QString file = parser.value(shot);
     bool ok = false;
-    if (file.endsWith(".svg", Qt::CaseInsensitive)) {
+    if (real_window && !file.endsWith(".svg", Qt::CaseInsensitive)) {
+      const QRect g = w.frameGeometry();
+      QScreen* screen = w.screen();
+      ok = screen != nullptr && screen->grabWindow(0, g.x(), g.y(), g.width(), g.height()).save(file);
+    } else if (file.endsWith(".svg", Qt::CaseInsensitive)) {
       QSvgGenerator gen;
       gen.setFileName(file);
       gen.setSize(w.size());

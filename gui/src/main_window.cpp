@@ -5,14 +5,14 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QMenuBar>
-#include <QPainter>
 #include <QStatusBar>
-#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTextStream>
 
+#include "scalescope/gui/chart_export.hpp"
 #include "scalescope/gui/cluster_view.hpp"
 #include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/gui/planner_tab.hpp"
 #include "scalescope/gui/scaling_tab.hpp"
 #include "scalescope/gui/simulation_tab.hpp"
 #include "scalescope/gui/whatif_tab.hpp"
@@ -21,7 +21,8 @@
 namespace scalescope::gui {
 
 namespace {
-const char* const kTabNames[] = {"workload", "simulation", "cluster", "whatif", "scaling"};
+const char* const kTabNames[] = {"workload", "simulation", "cluster", "whatif", "scaling", "planner"};
+constexpr int kNumTabs = 6;
 }
 
 MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent) {
@@ -38,12 +39,16 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent) 
   tabs_->addTab(simulation_, "Simulation");
   tabs_->addTab(cluster_, "Cluster");
   tabs_->addTab(whatif_, "What-if");
+  planner_ = new PlannerTab(errors_);
+  planner_->set_from_session(workload_->session());
   tabs_->addTab(scaling_, "Scaling");
+  tabs_->addTab(planner_, "Planner");
   setCentralWidget(tabs_);
   build_menus();
   connect(workload_, &WorkloadTab::simulate_requested, this, [this] {
     if (simulate()) tabs_->setCurrentWidget(simulation_);
   });
+  connect(planner_, &PlannerTab::simulate_requested, this, [this](const Session& s) { simulate_session(s); });
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int) {
     if (tabs_->currentWidget() == scaling_) ensure_scaling_loaded();
   });
@@ -90,6 +95,7 @@ bool MainWindow::open_session(const QString& file) {
     return false;
   }
   workload_->set_session(*s);
+  planner_->set_from_session(*s);
   if (!s->tab.empty()) select_tab(QString::fromStdString(s->tab));
   return true;
 }
@@ -126,8 +132,16 @@ bool MainWindow::simulate() {
   return true;
 }
 
+bool MainWindow::simulate_session(const Session& s) {
+  workload_->set_session(s);  // the planner's inputs, unscaled (what-if scales 1), so the numbers agree
+  tabs_->setCurrentWidget(workload_);
+  const bool ok = simulate();
+  if (ok) tabs_->setCurrentWidget(simulation_);
+  return ok;
+}
+
 bool MainWindow::select_tab(const QString& name) {
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kNumTabs; ++i) {
     if (name == kTabNames[i]) {
       tabs_->setCurrentIndex(i);
       return true;
@@ -138,7 +152,7 @@ bool MainWindow::select_tab(const QString& name) {
 
 QString MainWindow::current_tab_name() const {
   const int i = tabs_->currentIndex();
-  return i >= 0 && i < 5 ? QString(kTabNames[i]) : QString();
+  return i >= 0 && i < kNumTabs ? QString(kTabNames[i]) : QString();
 }
 
 void MainWindow::ensure_scaling_loaded() {
@@ -148,24 +162,9 @@ void MainWindow::ensure_scaling_loaded() {
 }
 
 bool MainWindow::export_current(const QString& file) {
-  QWidget* w = tabs_->currentWidget();
-  if (file.endsWith(".svg", Qt::CaseInsensitive)) {
-    QSvgGenerator gen;
-    gen.setFileName(file);
-    gen.setSize(w->size());
-    gen.setViewBox(QRect(QPoint(0, 0), w->size()));
-    gen.setTitle("scalescope " + current_tab_name());
-    QPainter painter;
-    if (!painter.begin(&gen)) {
-      errors_->report("Cannot export", "cannot write " + file);
-      return false;
-    }
-    w->render(&painter);
-    painter.end();
-    return true;
-  }
-  if (!w->grab().save(file)) {
-    errors_->report("Cannot export", "cannot write " + file + " (PNG)");
+  QString why;
+  if (!export_widget(tabs_->currentWidget(), file, &why)) {
+    errors_->report("Cannot export", why);
     return false;
   }
   return true;

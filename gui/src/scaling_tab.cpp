@@ -11,6 +11,7 @@
 #include <QLogValueAxis>
 #include <QScatterSeries>
 #include <QSortFilterProxyModel>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -19,6 +20,8 @@
 #include <cmath>
 #include <map>
 
+#include "scalescope/gui/chart_export.hpp"
+#include "scalescope/gui/scaling_fit_chart.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::gui {
@@ -149,6 +152,10 @@ ScalingTab::ScalingTab(const std::filesystem::path& measured_dir, QWidget* paren
   scaling_ = new QComboBox;
   scaling_->addItems({"strong", "weak"});
   top->addWidget(scaling_);
+  top->addWidget(new QLabel("Fit curve:"));
+  curve_ = new QComboBox;
+  curve_->setMinimumContentsLength(30);
+  top->addWidget(curve_);
   top->addStretch(1);
   outer->addLayout(top);
   summary_ = new QLabel;
@@ -157,7 +164,14 @@ ScalingTab::ScalingTab(const std::filesystem::path& measured_dir, QWidget* paren
   auto* split = new QSplitter(Qt::Vertical);
   chart_ = new QChartView;
   chart_->setRenderHint(QPainter::Antialiasing);
-  split->addWidget(chart_);
+  install_export_menu(chart_, "scaling-step-time", nullptr);
+  speedup_chart_ = new QChartView;
+  speedup_chart_->setRenderHint(QPainter::Antialiasing);
+  install_export_menu(speedup_chart_, "scaling-speedup-fits", nullptr);
+  auto* charts = new QSplitter(Qt::Horizontal);
+  charts->addWidget(chart_);
+  charts->addWidget(speedup_chart_);
+  split->addWidget(charts);
   model_ = new MeasuredModel(this);
   auto* proxy = new QSortFilterProxyModel(this);
   proxy->setSourceModel(model_);
@@ -174,7 +188,11 @@ ScalingTab::ScalingTab(const std::filesystem::path& measured_dir, QWidget* paren
   connect(calibration_, &QComboBox::currentTextChanged, this, [this](const QString& t) {
     reload(t.startsWith('(') ? std::string() : t.toStdString());
   });
-  connect(scaling_, &QComboBox::currentTextChanged, this, &ScalingTab::rebuild_chart);
+  connect(scaling_, &QComboBox::currentTextChanged, this, [this] {
+    rebuild_chart();
+    fill_curve_box();
+  });
+  connect(curve_, &QComboBox::currentIndexChanged, this, &ScalingTab::rebuild_speedup_chart);
 }
 
 QString ScalingTab::summary() const { return summary_->text(); }
@@ -212,16 +230,55 @@ void ScalingTab::reload(const std::string& calibration) {
                      .arg(calibration.empty() ? QString("none") : QString::fromStdString(calibration))
                      .arg(100 * median, 0, 'f', 1);
   if (!errors.empty()) text += QString(" %1 file(s) could not be read, first: %2").arg(errors.size()).arg(QString::fromStdString(errors.front().str()));
-  text += " Amdahl/Gustafson fits: not available (no planner library yet).";
+  curves_ = scaling_curves(points);
+  text += QString(" %1 scaling curves; fits: Amdahl (strong), Gustafson (weak), as `scalescope scaling`.").arg(curves_.size());
   summary_->setText(text);
   model_->set_points(std::move(points));
   rebuild_chart();
+  fill_curve_box();
+}
+
+void ScalingTab::fill_curve_box() {
+  const planner::ScalingKind kind =
+      scaling_->currentText() == "weak" ? planner::ScalingKind::weak : planner::ScalingKind::strong;
+  QSignalBlocker block(curve_);
+  curve_->clear();
+  curve_->addItem("all curves", -1);
+  int best = -1;
+  std::size_t best_points = 0;
+  for (std::size_t i = 0; i < curves_.size(); ++i) {
+    if (curves_[i].scaling != kind) continue;
+    curve_->addItem(curve_label(curves_[i]), static_cast<int>(i));
+    if (curves_[i].points.size() > best_points) {  // default: the curve with the most points
+      best_points = curves_[i].points.size();
+      best = curve_->count() - 1;
+    }
+  }
+  curve_->setCurrentIndex(std::max(best, 0));
+  rebuild_speedup_chart();
+}
+
+void ScalingTab::show_curve(int index) {
+  if (index >= 0 && static_cast<std::size_t>(index) < curves_.size())
+    scaling_->setCurrentText(QString::fromUtf8(planner::to_string(curves_[static_cast<std::size_t>(index)].scaling).data()));
+  const int at = curve_->findData(index);
+  if (at >= 0) curve_->setCurrentIndex(at);
+  rebuild_speedup_chart();
+}
+
+void ScalingTab::rebuild_speedup_chart() {
+  const planner::ScalingKind kind =
+      scaling_->currentText() == "weak" ? planner::ScalingKind::weak : planner::ScalingKind::strong;
+  const int only = curve_->currentIndex() >= 0 ? curve_->currentData().toInt() : -1;
+  QChart* old = speedup_chart_->chart();
+  speedup_chart_->setChart(build_speedup_chart(curves_, kind, only));
+  delete old;
 }
 
 void ScalingTab::rebuild_chart() {
   auto* chart = new QChart;
   const std::string scaling = scaling_->currentText().toStdString();
-  chart->setTitle(QString("%1 scaling: step time vs GPUs (circles measured, squares predicted, labels = prediction error)")
+  chart->setTitle(QString("%1 scaling: step time vs GPUs (circles measured, squares predicted: error)")
                       .arg(scaling_->currentText()));
   auto* x = new QValueAxis;
   x->setTitleText("GPUs");

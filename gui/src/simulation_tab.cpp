@@ -13,6 +13,7 @@
 #include <QValueAxis>
 #include <algorithm>
 
+#include "scalescope/gui/chart_export.hpp"
 #include "scalescope/gui/timeline_widget.hpp"
 
 namespace scalescope::gui {
@@ -38,6 +39,7 @@ SimulationTab::SimulationTab(QWidget* parent) : QWidget(parent) {
   outer->addWidget(memory_);
   auto* split = new QSplitter(Qt::Vertical);
   chart_ = new QChartView;
+  install_export_menu(chart_, "breakdown", nullptr);
   chart_->setRenderHint(QPainter::Antialiasing);
   chart_->setMinimumHeight(300);
   split->addWidget(chart_);

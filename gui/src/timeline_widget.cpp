@@ -30,6 +30,7 @@ QColor category_color(TaskCategory c) {
     case TaskCategory::zero_comm: return QColor(216, 27, 96);
     case TaskCategory::pp_comm: return QColor(124, 179, 66);
     case TaskCategory::other: return QColor(120, 120, 120);
+    case TaskCategory::host: return QColor(189, 189, 189);
   }
   return QColor(120, 120, 120);
 }

@@ -18,6 +18,21 @@ std::string_view to_string(Provenance p) {
   return "?";
 }
 
+std::string_view to_string(KernelFramework f) { return f == KernelFramework::fused ? "fused" : "pytorch-eager"; }
+
+Expected<KernelFramework> parse_framework(std::string_view name) {
+  if (name == "fused" || name == "megatron") return KernelFramework::fused;
+  if (name == "pytorch-eager" || name == "pytorch-eager-autocast") return KernelFramework::pytorch_eager;
+  return input_error("--framework", "", "expected fused, megatron, pytorch-eager or pytorch-eager-autocast, got '" +
+                                            std::string(name) + "'");
+}
+
+double AttentionShape::forward_flops() const {
+  const double f = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq) *
+                   static_cast<double>(seq) * static_cast<double>(head_dim);
+  return causal ? 0.5 * f : f;
+}
+
 namespace {
 
 std::string_view canonical_dtype(std::string_view d) { return d == "fp8_e4m3" ? std::string_view("fp8") : d; }
@@ -86,6 +101,16 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
     m.elementwise_prov_ = Provenance::measured;
   }
   if (profile.launch_overhead) m.launch_ = KernelCost{*profile.launch_overhead, Provenance::measured};
+  for (auto& row : profile.attention) {
+    const AttentionShape& sh = row.shape;
+    if (sh.batch <= 0 || sh.heads <= 0 || sh.kv_heads <= 0 || sh.head_dim <= 0 || sh.seq <= 0 ||
+        !(row.forward.value > 0.0) || !(row.backward.value > 0.0)) {
+      return input_error(m.profile_source_, "$.attention", "attention rows need positive sizes and times");
+    }
+    row.dtype = std::string(canonical_dtype(row.dtype));
+  }
+  m.attention_ = std::move(profile.attention);
+  m.attention_source_ = profile.attention_source;
   return m;
 }
 
@@ -152,6 +177,69 @@ KernelCost ComputeModel::attention(Flops flops, Bytes io, std::string_view dtype
   return KernelCost{Seconds(std::max(compute, memory)), Provenance::assumed};
 }
 
+std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionShape& sh, bool backward,
+                                                              std::string_view dtype, double flops, Bytes io) const {
+  constexpr std::size_t kNearest = 4;
+  struct Near {
+    double d2;
+    std::size_t index;
+  };
+  auto point = [](const AttentionShape& a) {
+    return std::array<double, 3>{std::log2(static_cast<double>(a.batch * a.heads)),
+                                 std::log2(static_cast<double>(a.seq)), std::log2(static_cast<double>(a.head_dim))};
+  };
+  auto rate_of = [&](const AttentionSample& a) {
+    const double f = a.shape.forward_flops() * (backward ? 2.5 : 1.0);
+    return f / (backward ? a.backward : a.forward).value;
+  };
+  const auto x = point(sh);
+  std::vector<Near> near;
+  for (std::size_t i = 0; i < attention_.size(); ++i) {
+    const AttentionSample& a = attention_[i];
+    if (a.dtype != dtype || a.shape.causal != sh.causal) continue;
+    if (a.shape.batch == sh.batch && a.shape.heads == sh.heads && a.shape.kv_heads == sh.kv_heads &&
+        a.shape.head_dim == sh.head_dim && a.shape.seq == sh.seq) {
+      return KernelCost{Seconds(flops / rate_of(a)), Provenance::measured};
+    }
+    const auto y = point(a.shape);
+    double d2 = 0.0;
+    for (std::size_t j = 0; j < 3; ++j) d2 += (x[j] - y[j]) * (x[j] - y[j]);
+    near.push_back({d2, i});
+  }
+  if (near.empty()) return std::nullopt;
+  const std::size_t count = std::min(kNearest, near.size());
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(count), near.end(),
+                    [](const Near& a, const Near& b) { return a.d2 != b.d2 ? a.d2 < b.d2 : a.index < b.index; });
+  // Rows at the same point (d = 0, e.g. other kv heads) take all the weight.
+  const bool same_point = near[0].d2 == 0.0;
+  double wsum = 0.0, acc = 0.0;
+  for (std::size_t j = 0; j < count; ++j) {
+    if (same_point && near[j].d2 > 0.0) break;
+    const double w = same_point ? 1.0 : 1.0 / near[j].d2;
+    wsum += w;
+    acc += w * std::log(rate_of(attention_[near[j].index]));
+  }
+  const double rate = std::min(std::exp(acc / wsum), peak(dtype).value);
+  return KernelCost{Seconds(std::max(flops / rate, (io / elementwise_bw_).value)), Provenance::fitted};
+}
+
+KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, Flops flops, Bytes io,
+                                   std::string_view dtype) const {
+  if (auto c = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io)) return *c;
+  return attention(flops, io, dtype);
+}
+
+void ComputeModel::set_eager_bandwidth_factor(double factor, std::string source) {
+  assert(factor > 0.0 && "eager bandwidth factor must be positive");
+  eager_factor_ = factor;
+  eager_factor_source_ = std::move(source);
+}
+
+KernelCost ComputeModel::eager_memory_bound(Bytes bytes) const {
+  const Provenance p = eager_factor_source_.empty() ? elementwise_prov_ : weaker(elementwise_prov_, Provenance::fitted);
+  return KernelCost{bytes / (elementwise_bw_ * eager_factor_), p};
+}
+
 KernelCost ComputeModel::memory_bound(Bytes bytes) const {
   return KernelCost{bytes / elementwise_bw_, elementwise_prov_};
 }
@@ -170,8 +258,14 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
     out.push_back({"gemm_efficiency", assume_.gemm_efficiency, "fraction of peak", Provenance::assumed,
                    "public cuBLAS large-GEMM measurements reach about 0.7-0.8 of peak"});
   }
-  out.push_back({"attention_efficiency", assume_.attention_efficiency, "fraction of peak", Provenance::assumed,
-                 "FlashAttention-2 (Dao 2023): 50-73% of A100 peak forward, less backward"});
+  if (!attention_.empty()) {
+    out.push_back({"attention_shapes", static_cast<double>(attention_.size()), "shapes", Provenance::measured,
+                   profile_source_ + " `attention` (" + attention_source_ +
+                       "; fwd and bwd rates interpolated in log space, 4 nearest shapes)"});
+  } else {
+    out.push_back({"attention_efficiency", assume_.attention_efficiency, "fraction of peak", Provenance::assumed,
+                   "FlashAttention-2 (Dao 2023): 50-73% of A100 peak forward, less backward"});
+  }
   out.push_back({"hbm_bandwidth", to_GBps(hbm_bw_), "GB/s", hbm_prov_,
                  hbm_prov_ == Provenance::measured ? profile_source_
                                                    : "datasheet x assumed 0.85 (copy kernels reach 80-90%)"});
@@ -179,9 +273,23 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                  elementwise_prov_ == Provenance::measured ? profile_source_
                  : elementwise_prov_ == Provenance::fitted ? "measured HBM bandwidth x assumed 0.7/0.85"
                                                            : "datasheet HBM x assumed 0.7"});
+  if (framework_ == KernelFramework::pytorch_eager) {
+    out.push_back({"framework_pytorch_eager", 1.0, "flag", Provenance::assumed,
+                   "memory-bound kernels from the hand-counted eager byte table (layer_costs.hpp)"});
+    out.push_back({"eager_bandwidth_factor", eager_factor_, "fraction of elementwise bandwidth",
+                   eager_factor_source_.empty() ? Provenance::assumed : Provenance::fitted,
+                   eager_factor_source_.empty() ? "1: the byte table at the elementwise bandwidth, nothing fitted"
+                                                : eager_factor_source_});
+  }
   out.push_back({"launch_overhead", to_us(launch_.time), "us", launch_.provenance,
                  launch_.provenance == Provenance::measured ? profile_source_
                                                             : "kernel launch + PyTorch eager dispatch, a few us each"});
+  if (host_cost_) {
+    const std::string src = host_cost_->source + " (" + host_cost_->framework + ")";
+    out.push_back({"host_per_layer_microbatch_module", host_cost_->module.value * 1e3, "ms", Provenance::measured, src});
+    out.push_back({"host_per_layer_microbatch_tensor_parallel", host_cost_->tensor_parallel.value * 1e3, "ms",
+                   Provenance::measured, src});
+  }
   return out;
 }
 

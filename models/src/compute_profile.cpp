@@ -59,6 +59,25 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         }
       }
     }
+    if (auto att = root.find("attention")) {
+      att->expect_keys({"source", "method", "gpu", "torch", "cuda", "measured_utc", "imported_from", "rows"});
+      p.attention_source = att->get_string("source");
+      for (const JsonCursor& row : att->at("rows").items()) {
+        row.expect_keys({"label", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "fwd_s", "bwd_s"});
+        AttentionSample a;
+        a.shape.batch = row.get_positive_int("batch");
+        a.shape.heads = row.get_positive_int("heads");
+        a.shape.kv_heads = row.get_positive_int("kv_heads");
+        a.shape.head_dim = row.get_positive_int("head_dim");
+        a.shape.seq = row.get_positive_int("seq");
+        a.shape.causal = row.at("causal").as_bool();
+        a.dtype = row.at("dtype").as_enum({"bf16", "fp16", "fp8", "fp8_e4m3", "fp32"});
+        a.forward = Seconds(row.get_positive("fwd_s"));
+        a.backward = Seconds(row.get_positive("bwd_s"));
+        if (a.shape.heads % a.shape.kv_heads != 0) row.at("kv_heads").fail("expected a divisor of heads");
+        p.attention.push_back(std::move(a));
+      }
+    }
     return p;
   });
 }

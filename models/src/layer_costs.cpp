@@ -2,6 +2,7 @@
 // the compute model (formulas in layer_costs.hpp).
 #include "scalescope/models/layer_costs.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 #include "scalescope/models/counts.hpp"
@@ -14,6 +15,7 @@ void PhaseCost::add_kernel(const ComputeModel& model, KernelCost c, double kerne
   by_provenance[static_cast<std::size_t>(c.provenance)] += t;
   flops += kernel_flops;
   bytes += kernel_bytes;
+  by_kind[kernel_bytes.value > 0.0 ? (kernel_flops > 0.0 ? 1 : 2) : 0] += t;
   ++kernels;
 }
 
@@ -23,6 +25,7 @@ PhaseCost& PhaseCost::operator+=(const PhaseCost& o) {
   bytes += o.bytes;
   kernels += o.kernels;
   for (std::size_t i = 0; i < by_provenance.size(); ++i) by_provenance[i] += o.by_provenance[i];
+  for (std::size_t i = 0; i < by_kind.size(); ++i) by_kind[i] += o.by_kind[i];
   return *this;
 }
 
@@ -33,6 +36,7 @@ PhaseCost PhaseCost::operator*(double k) const {
   r.bytes = bytes * k;
   r.kernels = static_cast<int>(kernels * k + 0.5);
   for (auto& p : r.by_provenance) p = p * k;
+  for (auto& p : r.by_kind) p = p * k;
   return r;
 }
 
@@ -56,14 +60,36 @@ void memory_kernel(PhaseCost& p, const ComputeModel& m, Bytes b) {
   if (b.value > 0.0) p.add_kernel(m, m.memory_bound(b), 0.0, b);
 }
 
+/// The eager rows' kernels: each row's bytes split evenly over its kernels.
+void eager_kernels(PhaseCost* fwd, PhaseCost* bwd, const ComputeModel& m, const std::vector<EagerRow>& rows) {
+  for (const EagerRow& r : rows) {
+    for (int i = 0; fwd && i < r.forward_kernels; ++i) {
+      const Bytes b = r.forward / static_cast<double>(r.forward_kernels);
+      fwd->add_kernel(m, m.eager_memory_bound(b), 0.0, b);
+    }
+    for (int i = 0; bwd && i < r.backward_kernels; ++i) {
+      const Bytes b = r.backward / static_cast<double>(r.backward_kernels);
+      bwd->add_kernel(m, m.eager_memory_bound(b), 0.0, b);
+    }
+  }
+}
+
 /// The attention core (scores, softmax, weighted sum) of one layer: forward and backward.
 void attention_core(PhaseCost& fwd, PhaseCost& bwd, const ModelSpec& s, const Plan& p, const ComputeModel& m,
                     const CostOptions& o, const LayerIoBytes& io) {
   const double b = p.mbs, seq = s.seq_len, q = static_cast<double>(s.q_dim()) / p.tp;
   if (o.flash_attention) {
     const double flops = 4.0 * b * seq * seq * q * 0.5;  // causal kernel: half of the s x s products
-    fwd.add_kernel(m, m.attention(Flops(flops), io.forward.attention, o.dtype), flops, io.forward.attention);
-    bwd.add_kernel(m, m.attention(Flops(2.5 * flops), io.backward.attention, o.dtype), 2.5 * flops,
+    AttentionShape shape;
+    shape.batch = p.mbs;
+    shape.heads = s.heads / p.tp;
+    shape.kv_heads = std::max<i64>(1, s.kv_heads / p.tp);
+    shape.head_dim = s.head_size();
+    shape.seq = s.seq_len;
+    shape.causal = true;
+    fwd.add_kernel(m, m.attention(shape, false, Flops(flops), io.forward.attention, o.dtype), flops,
+                   io.forward.attention);
+    bwd.add_kernel(m, m.attention(shape, true, Flops(2.5 * flops), io.backward.attention, o.dtype), 2.5 * flops,
                    io.backward.attention);
     return;
   }
@@ -98,6 +124,18 @@ LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, c
   PhaseCost core_f, core_b;
   attention_core(core_f, core_b, s, p, m, o, io);
 
+  if (m.framework() == KernelFramework::pytorch_eager) {
+    // GEMMs and attention as below; the memory-bound kernels from the eager byte table.
+    linear(&c.forward, &c.backward, m, o.dtype, q + 2 * kv, t, h);
+    c.forward += core_f;
+    c.backward += core_b;
+    linear(&c.forward, &c.backward, m, o.dtype, h, t, q);
+    linear(&c.forward, &c.backward, m, o.dtype, fc1, t, h);
+    linear(&c.forward, &c.backward, m, o.dtype, h, t, f);
+    eager_kernels(&c.forward, &c.backward, m, eager_layer_rows(s, p));
+    if (p.recompute == Recompute::full) c.recompute = c.forward;
+    return c;
+  }
   PhaseCost& F = c.forward;
   memory_kernel(F, m, io.forward.norms * 0.5);
   linear(&F, nullptr, m, o.dtype, q + 2 * kv, t, h);
@@ -141,6 +179,12 @@ EdgeCost edge_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, con
   const double hs = hd / (p.sp ? p.tp : 1);  // hidden elements per token this rank holds outside TP regions
   const double g = grad_bytes_per_element(p.precision);
   EdgeCost e;
+  if (m.framework() == KernelFramework::pytorch_eager) {
+    eager_kernels(&e.embedding_forward, &e.embedding_backward, m, eager_edge_rows(s, p, false, o.vocab_multiple));
+    linear(&e.head_forward, &e.head_backward, m, o.dtype, v, t, h);
+    eager_kernels(&e.head_forward, &e.head_backward, m, eager_edge_rows(s, p, true, o.vocab_multiple));
+    return e;
+  }
   memory_kernel(e.embedding_forward, m, Bytes(2.0 * td * hd * 2.0));
   if (s.positional == Positional::learned) memory_kernel(e.embedding_forward, m, Bytes(3.0 * td * hd * 2.0));
   memory_kernel(e.embedding_backward, m, Bytes(td * hd * 4.0 + vd * hd * 2.0));
@@ -158,6 +202,10 @@ PhaseCost optimizer_cost(double params, Precision precision, const ComputeModel&
   const double per_param = precision == Precision::mixed ? 34.0 : 16.0;
   PhaseCost c;
   if (params <= 0.0) return c;
+  if (m.framework() == KernelFramework::pytorch_eager) {
+    memory_kernel(c, m, Bytes(params * (precision == Precision::mixed ? 28.0 : 14.0)));  // fused AdamW
+    return c;
+  }
   const double grad = precision == Precision::mixed ? 4.0 : 2.0;
   memory_kernel(c, m, Bytes(params * grad));                    // gradient norm (clipping)
   memory_kernel(c, m, Bytes(params * (per_param - grad)));      // Adam update

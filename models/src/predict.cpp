@@ -2,6 +2,7 @@
 #include "scalescope/models/predict.hpp"
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/sim/host_dispatch.hpp"
 
 namespace scalescope::models {
 
@@ -12,8 +13,11 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   if (!check) return check.error();
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
+  const std::optional<FrameworkHostCost>& host = o.host ? o.host : compute.host_cost();
+  if (host) bo.per_layer_tasks = true;  // host dispatch is per layer (sim/host_dispatch.hpp)
   auto graph = build_task_graph(model, plan, cluster, compute, bo);
   if (!graph) return graph.error();
+  if (host) add_host_dispatch(*graph, host->for_plan(plan), graph->stream_bound());
   SimOptions so;
   so.fidelity = o.fidelity;
   so.observers = o.observers;

@@ -9,15 +9,12 @@
 
 #include "scalescope/planner/search.hpp"
 
+#include "scalescope/planner/bound.hpp"
+#include "search_impl.hpp"
+
 namespace scalescope::planner {
 
 namespace {
-
-std::string gib_text(Bytes b) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", b.value / (1024.0 * 1024 * 1024));
-  return buf;
-}
 
 auto plan_key(const models::Plan& p) {
   return std::make_tuple(p.tp, p.pp, p.dp, p.zero, p.mbs, static_cast<int>(p.schedule), p.vpp,
@@ -28,6 +25,10 @@ struct Evaluated {
   bool ok = false;
   RankedPlan r;
 };
+
+}  // namespace
+
+bool plan_less(const models::Plan& a, const models::Plan& b) { return plan_key(a) < plan_key(b); }
 
 RankedPlan summarise(const models::Plan& plan, const models::Prediction& p) {
   RankedPlan r;
@@ -45,10 +46,6 @@ bool ranked_less(const RankedPlan& a, const RankedPlan& b) {
   if (a.ranking_time() != b.ranking_time()) return a.ranking_time() < b.ranking_time();
   return plan_key(a.plan) < plan_key(b.plan);
 }
-
-}  // namespace
-
-bool plan_less(const models::Plan& a, const models::Plan& b) { return plan_key(a) < plan_key(b); }
 
 std::pair<std::string, double> limiting_factor(const Breakdown& b) {
   using BP = BreakdownPart;
@@ -92,35 +89,84 @@ Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& clu
   res.min_memory = e.min_memory;
 
   const long total = static_cast<long>(e.candidates.size());
-  std::vector<Evaluated> out(e.candidates.size());
-  std::atomic<long> next{0}, done{0};
+  const std::size_t n = e.candidates.size();
+  std::vector<Evaluated> out(n);
+  std::vector<bool> skipped(n, false);
+
+  // Evaluation order: ascending lower bound (ties by enumeration order) when bounding, else enumeration order.
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::vector<double> bound(n, 0.0);
+  const bool bounding = space.prune_bound && options.top > 0;
+  if (bounding) {
+    models::CostOptions costs;
+    costs.flash_attention = true;  // as evaluate()
+    costs.dropout = false;
+    PieceCostCache cache(model, compute, collectives, costs);
+    for (std::size_t i = 0; i < n; ++i) bound[i] = step_time_lower_bound(model, e.candidates[i], compute, cache);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+  }
+
+  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(1, std::min<int>(threads, kBoundChunk));
+  std::atomic<long> done{0};
   std::mutex progress_mutex;
-  auto worker = [&] {
-    for (long i = next++; i < total; i = next++) {
-      const auto idx = static_cast<std::size_t>(i);
-      auto pred = evaluate(model, e.candidates[idx], cluster, compute, collectives, Fidelity::analytical);
-      if (pred) {
-        out[idx].ok = true;
-        out[idx].r = summarise(e.candidates[idx], *pred);
-      }
-      const long d = ++done;
-      if (options.progress) {
-        std::lock_guard lock(progress_mutex);
-        options.progress(d, total);
-      }
+  auto report_progress = [&](long add) {
+    const long d = done += add;
+    if (options.progress) {
+      std::lock_guard lock(progress_mutex);
+      options.progress(d, total);
     }
   };
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<long>(total, 1))));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  auto cancelled = [&] { return options.cancel != nullptr && options.cancel->load(); };
+  // The `top` best step times so far (ascending): the bound threshold is the last once full.
+  std::vector<double> best;
+  const auto keep = static_cast<std::size_t>(std::max(0, options.top));
+  std::vector<std::size_t> chunk;
+  for (std::size_t begin = 0; begin < n && !cancelled(); begin += kBoundChunk) {
+    const std::size_t stop = std::min(n, begin + kBoundChunk);
+    chunk.clear();
+    for (std::size_t k = begin; k < stop; ++k) {
+      const std::size_t idx = order[k];
+      if (bounding && best.size() == keep && bound[idx] > best.back()) {
+        skipped[idx] = true;
+        ++e.counts.bounded;
+      } else {
+        chunk.push_back(idx);
+      }
+    }
+    if (stop - begin > chunk.size()) report_progress(static_cast<long>(stop - begin - chunk.size()));
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      for (std::size_t j = next++; j < chunk.size(); j = next++) {
+        if (cancelled()) break;
+        const std::size_t idx = chunk[j];
+        auto pred = evaluate(model, e.candidates[idx], cluster, compute, collectives, Fidelity::analytical);
+        if (pred) {
+          out[idx].ok = true;
+          out[idx].r = summarise(e.candidates[idx], *pred);
+        }
+        report_progress(1);
+      }
+    };
+    const int workers = std::min<int>(threads, static_cast<int>(chunk.size()));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < workers; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (bounding) {
+      for (std::size_t idx : chunk)
+        if (out[idx].ok) best.push_back(out[idx].r.step_time_s);
+      std::sort(best.begin(), best.end());
+      if (best.size() > keep) best.resize(keep);
+    }
+  }
+  if (cancelled()) return runtime_error("plan search cancelled");
 
   std::vector<RankedPlan> ranked;
-  for (auto& ev : out) {
-    if (ev.ok) ranked.push_back(std::move(ev.r));
-    else ++e.counts.failed;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out[i].ok) ranked.push_back(std::move(out[i].r));
+    else if (!skipped[i]) ++e.counts.failed;
   }
   e.counts.evaluated = static_cast<long>(ranked.size());
   std::sort(ranked.begin(), ranked.end(), ranked_less);  // total order: stable by construction
@@ -139,33 +185,7 @@ Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& clu
   res.ranked = std::move(ranked);
   res.counts = e.counts;
 
-  if (res.ranked.empty()) {
-    const PruneCounts& c = res.counts;
-    if (c.layouts == c.layouts_tp_cross_node + c.layouts_tp_heads + c.layouts_gbs_not_divisible + c.layouts_pp_layers &&
-        c.layouts_gbs_not_divisible > 0)
-      res.explanations.push_back("gbs " + std::to_string(space.gbs) + " is not divisible by the data-parallel size of any "
-                                 "(tp, pp) layout of " + std::to_string(space.gpus) + " GPUs; choose a gbs that is a "
-                                 "multiple of gpus / (tp * pp) for some layout");
-    if (c.plans == 0 && c.layouts_gbs_not_divisible == 0)
-      res.explanations.push_back("no (tp, pp) layout of " + std::to_string(space.gpus) + " GPUs suits the model (" +
-                                 std::to_string(model.heads) + " heads, " + std::to_string(model.kv_heads) + " kv heads, " +
-                                 std::to_string(model.layers) + " layers, " + std::to_string(cluster.gpus_per_node()) +
-                                 " GPUs per node" + (space.allow_cross_node_tp ? "" : ", tp within a node") + ")");
-    if (c.plans > 0 && c.plans == c.fixed_out)
-      res.explanations.push_back("--fix excludes every enumerated plan" +
-                                 std::string(c.layouts_gbs_not_divisible > 0
-                                                 ? " (" + std::to_string(c.layouts_gbs_not_divisible) +
-                                                       " (tp, pp) layout(s) were dropped before: gbs not divisible by their dp)"
-                                                 : ""));
-    if (c.out_of_memory > 0 && e.min_memory && *e.min_memory > capacity)
-      res.explanations.push_back("the model does not fit: the smallest plan found (" + models::to_string(*e.min_memory_plan) +
-                                 ") needs " + gib_text(*e.min_memory) + " per GPU, the GPUs have " + gib_text(capacity) +
-                                 "; use more GPUs or a larger ZeRO stage / recompute");
-    if (c.invalid > 0 && c.out_of_memory == 0 && c.dominated == 0 && c.evaluated == 0 && c.failed == 0)
-      res.explanations.push_back("every remaining plan was invalid for the model (see the pruning counts)");
-    if (c.failed > 0) res.explanations.push_back(std::to_string(c.failed) + " plan(s) failed to simulate");
-    if (res.explanations.empty()) res.explanations.push_back("no plan survived pruning (see the pruning counts)");
-  }
+  if (res.ranked.empty()) res.explanations = explain_no_plan(model, space, cluster.gpus_per_node(), capacity, e, res.counts);
   return res;
 }
 

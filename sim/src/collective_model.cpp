@@ -132,13 +132,15 @@ Choice CollectiveModel::Impl::evaluate(CollOp op, Group& g, Algorithm a, Protoco
     hops_us = (pairwise ? (g.n - 1) : 1) * P.hop_latency(g.cls, a, p);
   }
 
-  ch.unit_wire_bytes = unit_data / (pe * be);
+  // Efficiency by size divides the whole time: wire bytes (the cap is a wire rate) and latencies.
+  const double e = P.size_curve(op, g.n).at(size);
+  ch.unit_wire_bytes = unit_data / (pe * be * e);
   ch.unit_cap = unit_cap_data / (pe * be);
   ch.share = ch.pattern->share[static_cast<std::size_t>(ch.channels - 1)];
   ch.cap_binds = ch.unit_cap <= ch.share.rate;
   ch.rate = std::min(ch.share.rate, ch.unit_cap);
-  ch.base_s = P.base_latency(a, p) * 1e-6;
-  ch.hops_s = hops_us * 1e-6;
+  ch.base_s = P.base_latency(a, p) * 1e-6 / e;
+  ch.hops_s = hops_us * 1e-6 / e;
   ch.time_s = ch.base_s + ch.hops_s + (ch.unit_wire_bytes > 0.0 ? ch.unit_wire_bytes / ch.rate : 0.0);
   return ch;
 }
@@ -193,6 +195,15 @@ CollResult CollectiveModel::Impl::result(CollOp op, const Group& g, const Choice
 
 CollectiveModel::CollectiveModel(const Cluster& cluster, CollectiveParams params)
     : impl_(std::make_unique<Impl>(cluster, std::move(params))) {}
+CollectiveModel::CollectiveModel(const CollectiveModel& shape, CollectiveParams params)
+    : impl_(std::make_unique<Impl>(shape.impl_->cluster, std::move(params))) {
+  const CollectiveParams& a = shape.impl_->params;
+  const CollectiveParams& b = impl_->params;
+  if (a.channels == b.channels && a.p2p_channels == b.p2p_channels && a.link_efficiency == b.link_efficiency) {
+    std::shared_lock lock(shape.impl_->mutex);
+    impl_->groups = shape.impl_->groups;  // patterns depend only on the cluster, channels and usable capacities
+  }
+}
 CollectiveModel::~CollectiveModel() = default;
 
 const Cluster& CollectiveModel::cluster() const { return impl_->cluster; }

@@ -3,6 +3,8 @@
 
 #include <functional>
 
+#include "collective_params_size.hpp"
+
 namespace scalescope {
 
 namespace {
@@ -81,6 +83,7 @@ CollectiveParams datasheet_collective_params() {
       "version); datasheet: NCCL 2.19 tuning.cc Hopper caps perChMaxRingLL128Bw 36.7 GB/s, perChMaxTreeBw "
       "38.7 GB/s (used for Simple), llMaxBw 87.7 GB/s (LL total); src/include/comm.h thread thresholds "
       "(LL 8, LL128 8, Simple 64 bytes per thread) times max threads (512, 640, 512)";
+  p.size_efficiency_source = "datasheet: no efficiency-by-size curve (1 at every size; only calibration fits one)";
   return p;
 }
 
@@ -223,6 +226,8 @@ Json to_json(const CollectiveParams& p) {
   ch["max_busbw_GBps"] = per_proto_json(p.max_busbw_GBps);
   ch["threshold_bytes"] = per_proto_json(p.channel_threshold_bytes);
   j["channels"] = ch;
+  Json se = collparams::size_efficiency_to_json(p);
+  if (!se.empty()) j["size_efficiency"] = se;
   return j;
 }
 
@@ -232,7 +237,7 @@ Expected<CollectiveParams> collective_params_from_json(const Json& doc, std::str
     CollectiveParams p = dflt;
     const JsonCursor root(doc, source);
     root.expect_keys({"schema", "base_latency_us", "hop_latency_us", "protocol_efficiency", "link_efficiency",
-                      "bus_efficiency", "channels"});
+                      "bus_efficiency", "channels", "size_efficiency"});
     if (auto s = root.find("schema")) {
       if (s->as_string() != kSchema) s->fail(std::string("expected \"") + kSchema + "\", " + JsonCursor::describe(s->json()));
     }
@@ -341,6 +346,7 @@ Expected<CollectiveParams> collective_params_from_json(const Json& doc, std::str
       table("threshold_bytes", p.channel_threshold_bytes);
       p.channels_source = r.provenance(dflt.channels_source);
     }
+    if (auto g = root.find("size_efficiency")) collparams::read_size_efficiency(*g, p);
     return p;
   });
 }

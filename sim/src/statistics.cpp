@@ -9,6 +9,7 @@ namespace scalescope {
 
 namespace {
 constexpr int kFirstComm = static_cast<int>(BreakdownPart::tp_comm);
+constexpr int kHostWait = static_cast<int>(BreakdownPart::host_wait);
 constexpr int kBubble = static_cast<int>(BreakdownPart::bubble);
 }  // namespace
 
@@ -36,6 +37,8 @@ const char* breakdown_part_name(BreakdownPart p) {
       return "pp_comm";
     case BreakdownPart::other_comm:
       return "other_comm";
+    case BreakdownPart::host_wait:
+      return "host_wait";
     case BreakdownPart::bubble:
       return "bubble";
   }
@@ -51,7 +54,7 @@ Seconds Breakdown::all_compute() const {
 }
 Seconds Breakdown::exposed_comm() const {
   Seconds s;
-  for (int i = kFirstComm; i < kBubble; ++i) s += parts[static_cast<std::size_t>(i)];
+  for (int i = kFirstComm; i < kHostWait; ++i) s += parts[static_cast<std::size_t>(i)];
   return s;
 }
 Seconds Breakdown::sum() const {
@@ -84,6 +87,8 @@ int StatsCollector::bucket_of(const Task& t) {
     }
   }
   switch (t.category) {
+    case TaskCategory::host:
+      return kHostWait;
     case TaskCategory::forward:
       return static_cast<int>(BreakdownPart::forward);
     case TaskCategory::backward:
@@ -105,15 +110,18 @@ void StatsCollector::simulation_started(const TaskGraph& graph) {
 }
 
 // Attributes [s.last, t) by the rule in simulator.hpp: compute parts first, then exposed
-// communication, else bubble; equal split among the distinct active parts of the winning class.
+// communication, then host wait, else bubble; equal split among the distinct active parts of the
+// winning class.
 void StatsCollector::advance(RankState& s, SimTime t) const {
   assert(t >= s.last && "StatsCollector: events out of time order");
   const SimTime dt = t - s.last;
   s.last = t;
   if (dt == 0) return;
   constexpr std::uint32_t kComputeMask = (1u << kFirstComm) - 1;
+  constexpr std::uint32_t kCommMask = ((1u << kHostWait) - 1) & ~kComputeMask;
   std::uint32_t m = s.mask & kComputeMask;
-  if (m == 0) m = s.mask;  // no compute: the communication parts (the only other bits)
+  if (m == 0) m = s.mask & kCommMask;
+  if (m == 0) m = s.mask;  // neither: host wait (the only other bit) or nothing
   if (m == 0) {
     s.part_ns[kBubble] += static_cast<double>(dt);
     return;

@@ -45,6 +45,7 @@ TEST(Search, RankingIsIdenticalForOneTwoAndThreeThreads) {
   for (std::size_t t = 1; t < results.size(); ++t) {
     ASSERT_EQ(results[t].ranked.size(), results[0].ranked.size());
     EXPECT_EQ(results[t].counts.evaluated, results[0].counts.evaluated);
+    EXPECT_EQ(results[t].counts.bounded, results[0].counts.bounded);
     for (std::size_t i = 0; i < results[0].ranked.size(); ++i) {
       EXPECT_TRUE(results[t].ranked[i].plan == results[0].ranked[i].plan) << "rank " << i;
       EXPECT_EQ(results[t].ranked[i].step_time_s, results[0].ranked[i].step_time_s) << "rank " << i;
@@ -68,9 +69,10 @@ TEST(Search, RankedByStepTimeThenPlanFields) {
     const auto& b = r->ranked[i];
     EXPECT_TRUE(a.step_time_s < b.step_time_s || (a.step_time_s == b.step_time_s && plan_less(a.plan, b.plan)));
   }
-  // Every enumerated plan is accounted for once: simulated, failed, or pruned for one reason.
+  // Every enumerated plan is accounted for once: simulated, failed, or pruned for one reason (the
+  // step-time bound included).
   const auto& c = r->counts;
-  EXPECT_EQ(c.evaluated + c.failed + c.invalid + c.out_of_memory + c.dominated + c.fixed_out, c.plans);
+  EXPECT_EQ(c.evaluated + c.failed + c.invalid + c.out_of_memory + c.dominated + c.fixed_out + c.bounded, c.plans);
 }
 
 TEST(Search, ExplainsAModelThatDoesNotFit) {

@@ -2,7 +2,9 @@
 """Measures causal FlashAttention (torch SDPA, flash backend) forward and backward time on one GPU
 for the attention shapes of the validation models, so the compute model's attention efficiency can
 be measured instead of assumed. Writes JSON to argv[1]. FLOPs counted as in the compute model:
-forward 4*b*h*s^2*d / 2 (causal), backward 2.5x forward (FlashAttention-2 convention)."""
+forward 4*b*h*s^2*d / 2 (causal), backward 2.5x forward (FlashAttention-2 convention).
+The output (schema scalescope.attention-measurement/1, rows with batch, heads, kv_heads, head_dim, seq,
+causal, dtype, fwd_s, bwd_s) is what `scalescope calibrate import-attention FILE --into PROFILE` reads."""
 import json, sys, time, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -34,7 +36,7 @@ for (name, heads, kv, d) in [("llama-1b", 32, 8, 64), ("llama-3b", 24, 8, 128), 
                     o.backward(g)
                 both = bench(fb)
             flops_f = 4 * b * heads * s * s * d / 2
-            rows.append(dict(model=name, batch=b, seq=s, heads=heads, kv_heads=kv, head_dim=d,
+            rows.append(dict(model=name, batch=b, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=True, dtype="bf16",
                              fwd_s=fwd, fwd_bwd_s=both, bwd_s=both - fwd, fwd_TFLOPS=flops_f / fwd / 1e12,
                              bwd_TFLOPS=2.5 * flops_f / max(both - fwd, 1e-9) / 1e12))
             print(rows[-1], flush=True)

@@ -72,6 +72,8 @@ def main():
     p.add_argument("--configs", nargs="+", required=True, help="FAMILY:MODEL:MBS:GBS ...")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--steps", type=int, default=3, help="profiled steps")
+    p.add_argument("--seq", type=int, default=None,
+                   help="override the model's seq_len (short sequences leave the GPU idle: wall ~ host time)")
     args = p.parse_args()
     import datetime
     import torch
@@ -93,6 +95,8 @@ def main():
         fam, model_name, mbs, gbs = spec.split(":")
         mfile = f"validation/models/{model_name}.json"
         mcfg = plans.load_model_json(mfile)
+        if args.seq:
+            mcfg = dict(mcfg, seq_len=args.seq)
         layout = plans.family_layout(fam, world)
         if layout is None:
             continue
@@ -133,7 +137,7 @@ def main():
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
             path = tmp.name
         prof.export_chrome_trace(path)
-        rec = {"config": spec, "plan": c.plan_string(), "rank": rank,
+        rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
                "wall_s_per_step_profiled": round(sorted(walls)[len(walls) // 2], 6),
                "wall_s_per_step": round(sorted(plain)[len(plain) // 2], 6)}
         rec.update(analyse(path, args.steps))

@@ -16,12 +16,22 @@
 //      L = t_meas - (the model's time with zero latency), and its hop counts k_c come from the model.
 //      The median L of each (op, group) is one equation  L = base + sum_c k_c hop[c]; base and hops are
 //      the non-negative least-squares solution. When the equations do not separate base from the hops
-//      (one hop count only, e.g. sendrecv), the hops keep their values and base is fitted alone.
+//      (one hop count only, e.g. sendrecv, or 2-GPU rows only), tree hops take ring's fitted per-hop
+//      latency (NCCL's hwLat has the same LL values for both), pairwise and p2p hops become 0 (a group's
+//      sends to different peers run concurrently), and base is fitted on the rest.
 //  (C) size ramp, small_max < S < large_min: the channel thresholds of LL, LL128 and Simple and a scale
 //      on the LL128 and Simple latencies (ring and tree) minimise sum of log(t_pred / t_meas)^2 by
 //      coordinate descent over grids of factors 2^(i/8), i = -40..40 (thresholds) and -24..24 (scales).
-//  (A), (B), (C) run twice in that order (each uses the others' latest values). Everything is
-//  deterministic. Rows of sendrecv_pair are not used (the model has no one-way pair op).
+//  (A), (B), (C) run twice in that order (each uses the others' latest values), on the model without
+//  efficiency-by-size curves (those of `start` are dropped). Then:
+//  (D) efficiency by size, all sizes: per op, one knot per rounded log2(size) of its rows, valued
+//      exp(median over the rows of that size, all group sizes fitted, of log(t_model / t_meas)) (clamped
+//      to [1/8, 8]); the model's time is divided by the curve (collective_params.hpp), so each knot
+//      makes the median row of its size exact. One curve for all group sizes: n enters only through the
+//      model's algorithm terms. sendrecv: the 2-GPU rows give its curve and the 3+ GPU rows (send and
+//      receive peers differ) the sendrecv_distinct_peers curve; without 2-GPU rows the op's curve
+//      comes from all rows, without 3+ GPU rows there is no second curve.
+//  Everything is deterministic. Rows of sendrecv_pair are not used (the model has no one-way pair op).
 //
 // GEMM (validate_gemm_interpolation): per dtype, the distinct measured problems (m, n, k) in profile
 // order; every `every`-th one (indices every-1, 2*every-1, ...) is held back with all its rows (the

@@ -1,4 +1,4 @@
-// The main window: the tabs, open/save session, chart/tab export (PNG/SVG), table export (CSV),
+// The main window: the six tabs, open/save session, chart/tab export (PNG/SVG), table export (CSV),
 // and the simulate flow that feeds the result tabs.
 #pragma once
 
@@ -13,6 +13,7 @@ namespace scalescope::gui {
 
 class ClusterView;
 class ErrorReporter;
+class PlannerTab;
 class ScalingTab;
 class SimulationTab;
 class WhatIfTab;
@@ -29,7 +30,7 @@ class MainWindow : public QMainWindow {
   bool save_session_as(const QString& file);
   /// Runs the workload tab's session through load_inputs + predict; false (reported) on error.
   bool simulate();
-  /// "workload", "simulation", "cluster", "whatif", "scaling"; false for an unknown name.
+  /// "workload", "simulation", "cluster", "whatif", "scaling", "planner"; false for an unknown name.
   bool select_tab(const QString& name);
   QString current_tab_name() const;
   /// Renders the current tab to PNG (or SVG when the name ends in .svg).
@@ -44,6 +45,9 @@ class MainWindow : public QMainWindow {
   ClusterView* cluster_view() const { return cluster_; }
   WhatIfTab* whatif() const { return whatif_; }
   ScalingTab* scaling() const { return scaling_; }
+  PlannerTab* planner() const { return planner_; }
+  /// Puts `s` in the workload editor, simulates it and shows the simulation tab (planner double-click).
+  bool simulate_session(const Session& s);
   QTabWidget* tabs() const { return tabs_; }
 
  private:
@@ -56,6 +60,7 @@ class MainWindow : public QMainWindow {
   ClusterView* cluster_;
   WhatIfTab* whatif_;
   ScalingTab* scaling_;
+  PlannerTab* planner_;
   InputsCache cache_;
   bool scaling_loaded_ = false;
 };

@@ -1,5 +1,6 @@
 // Tab 5, scaling: measured training points from validation/ beside the simulator's prediction for
-// the same model, plan and cluster; a table model (sortable) and a step-time vs GPU-count chart.
+// the same model, plan and cluster; a table model (sortable), a step-time vs GPU-count chart and a
+// speedup chart with the Amdahl (strong) / Gustafson (weak) fits (scaling_fit_chart.hpp).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "scalescope/gui/workbench.hpp"
+#include "scalescope/planner/scaling.hpp"
 
 class QChartView;
 class QComboBox;
@@ -60,16 +62,27 @@ class ScalingTab : public QWidget {
   void reload(const std::string& calibration);
   MeasuredModel* model() const { return model_; }
   QChartView* chart() const { return chart_; }
+  QChartView* speedup_chart() const { return speedup_chart_; }
+  /// The curves of the loaded points with speedups, errors and fits (as `scalescope scaling`).
+  const std::vector<planner::ScalingCurve>& curves() const { return curves_; }
+  /// Shows the speedup chart of curves()[index] (-1: every curve of the chosen kind).
+  void show_curve(int index);
+  QComboBox* curve_box() const { return curve_; }
   QTableView* table() const { return table_; }
   QString summary() const;
 
  private:
   void rebuild_chart();
+  void rebuild_speedup_chart();
+  void fill_curve_box();
 
   std::filesystem::path dir_;
   MeasuredModel* model_;
   QTableView* table_;
   QChartView* chart_;
+  QChartView* speedup_chart_;
+  QComboBox* curve_;
+  std::vector<planner::ScalingCurve> curves_;
   QComboBox* calibration_;
   QComboBox* scaling_;
   QLabel* summary_;

@@ -11,7 +11,15 @@
 //     measurements). Far outside the measured range this returns the nearest shapes' throughput.
 //   without (datasheet roofline):  t = max(F / (P_dtype * eta_gemm), D / (B_hbm * eta_hbm)),
 //     P_dtype from the cluster's GpuSpec (datasheet) and eta_gemm an ASSUMED achievable fraction.
-// Attention (flash, causal-aware FLOPs passed in):  t = max(F / (P * eta_attn), IO / B_mem).
+// Attention (flash, FLOPs F passed in: forward 4 b H s^2 d / 2 causal, backward 2.5x the forward):
+//   with measured rows of that dtype and causality (profile `attention` section), separately for the
+//     forward and the backward pass: the shape is a point y = (log2(b H), log2 s, log2 d) (b batch,
+//     H query heads on the rank, s sequence, d head size; kv heads only decide an exact hit). An exact
+//     hit returns the measured time scaled by F / F_row (provenance "measured"); otherwise the
+//     achieved rate R_i = F_i / t_i of the K = 4 nearest rows is averaged in log space with weights
+//     1/d_i^2 as for GEMMs (rows at distance 0 take all the weight, equally), clamped to peak, and
+//     t = max(F / R, IO / B_mem) ("fitted").
+//   without:  t = max(F / (P * eta_attn), IO / B_mem)  (eta_attn assumed).
 // Memory-bound kernels (norms, activations, residual adds, RoPE, optimizer step):  t = bytes / B_mem,
 //   B_mem = measured elementwise bandwidth, else measured HBM copy bandwidth, else datasheet HBM x
 //   eta_elementwise (assumed).
@@ -27,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scalescope/models/framework_host.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/error.hpp"
 #include "scalescope/sim/units.hpp"
@@ -62,6 +71,33 @@ struct GemmSample {
   Seconds time;
 };
 
+/// Shape of one flash-attention call: b sequences, H query heads and H_kv key/value heads (on this
+/// rank), head size d, sequence s.
+struct AttentionShape {
+  std::int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 1, seq = 1;
+  bool causal = true;
+  /// FLOPs of the forward pass: 4 b H s^2 d, halved when causal (the kernel skips the masked half).
+  double forward_flops() const;
+};
+
+/// One measured flash-attention shape: forward and backward kernel time (profile `attention` rows).
+struct AttentionSample {
+  AttentionShape shape;
+  std::string dtype = "bf16";
+  Seconds forward, backward;
+};
+
+/// The software stack that issues the kernels (not the memory model's `Framework` in memory.hpp, which
+/// decides allocator and workspace overheads) of a training step, which decides the memory-bound
+/// kernels and their bytes (tables in layer_costs.hpp).
+enum class KernelFramework : std::uint8_t {
+  fused,          ///< Megatron-LM style: fused norms / RoPE / SwiGLU / cross entropy, bf16 activations
+  pytorch_eager,  ///< plain PyTorch eager (validation/harness): autocast, or FSDP2 bf16 params for zero=3
+};
+std::string_view to_string(KernelFramework f);
+/// "fused" | "megatron" -> fused; "pytorch-eager" | "pytorch-eager-autocast" -> pytorch_eager.
+Expected<KernelFramework> parse_framework(std::string_view name);
+
 /// What the compute model uses from a calibration profile (see compute_profile.hpp for the loader).
 struct ComputeProfile {
   std::string source;  ///< the profile file, for provenance
@@ -70,6 +106,8 @@ struct ComputeProfile {
   std::optional<BytesPerSecond> hbm_bandwidth;         ///< measured device copy bandwidth (read + write)
   std::optional<BytesPerSecond> elementwise_bandwidth; ///< measured bandwidth of elementwise kernels
   std::optional<Seconds> launch_overhead;              ///< measured per-kernel launch overhead
+  std::vector<AttentionSample> attention;              ///< measured flash-attention shapes
+  std::string attention_source;                        ///< the `attention` section's `source` text
 };
 
 /// Numbers the model has to assume where nothing is measured; each default states its source.
@@ -106,6 +144,11 @@ class ComputeModel {
   /// A flash-attention kernel doing `flops` (already halved for causal masking if the kernel skips
   /// the masked half) and moving `io` bytes.
   KernelCost attention(Flops flops, Bytes io, std::string_view dtype = "bf16") const;
+  /// The forward (backward = false) or backward pass of a flash-attention call of `shape` doing
+  /// `flops` (forward_flops(), x 2.5 for the backward) and moving `io` bytes: measured rows when the
+  /// profile has them, the assumed efficiency otherwise.
+  KernelCost attention(const AttentionShape& shape, bool backward, Flops flops, Bytes io,
+                       std::string_view dtype = "bf16") const;
   /// A memory-bound kernel moving `bytes` (read + written).
   KernelCost memory_bound(Bytes bytes) const;
   /// max(t, launch overhead): what a kernel of device time t costs on its stream.
@@ -116,6 +159,24 @@ class ComputeModel {
   FlopsPerSecond peak(std::string_view dtype = "bf16") const;
   const std::string& gpu_name() const { return gpu_name_; }
   bool has_profile() const { return !profile_source_.empty(); }
+  /// Software stack whose kernels layer_costs() prices (default fused: Megatron-style training).
+  KernelFramework framework() const { return framework_; }
+  void set_framework(KernelFramework f) { framework_ = f; }
+  /// Fraction of the memory-bound bandwidth that the eager-PyTorch kernels of the byte table reach
+  /// (KernelFramework::pytorch_eager only; many are strided, mixed-dtype or 2-byte kernels, slower than
+  /// the profile's fp32 c = a + b). Default 1 (the hand count as is, provenance "assumed"); the H200
+  /// validation fits it on single-GPU runs only (validation/make_report.py) and passes it in with
+  /// `source` saying so (provenance "fitted").
+  void set_eager_bandwidth_factor(double factor, std::string source);
+  double eager_bandwidth_factor() const { return eager_factor_; }
+  /// A memory-bound kernel of the eager byte table: bytes / (B_mem x eager_bandwidth_factor).
+  KernelCost eager_memory_bound(Bytes bytes) const;
+  /// Host (CPU) cost of issuing the framework's kernels (framework_host.hpp); predict() makes the GPU
+  /// wait for it when set. Unset by default: the host is assumed never to be the bottleneck.
+  void set_host_cost(std::optional<FrameworkHostCost> cost) { host_cost_ = std::move(cost); }
+  const std::optional<FrameworkHostCost>& host_cost() const { return host_cost_; }
+  /// Measured attention rows in use (0 without a profile `attention` section).
+  std::size_t attention_rows() const { return attention_.size(); }
   /// Every input the model uses, with provenance and source, in a fixed order.
   std::vector<SourcedValue> inputs() const;
 
@@ -129,12 +190,21 @@ class ComputeModel {
   BytesPerSecond hbm_datasheet_;
   ComputeAssumptions assume_;
   std::string profile_source_;
+  std::optional<KernelCost> interpolate_attention(const AttentionShape& shape, bool backward, std::string_view dtype,
+                                                  double flops, Bytes io) const;
+
   std::vector<GemmSample> gemms_;
+  std::vector<AttentionSample> attention_;
+  std::string attention_source_;
+  KernelFramework framework_ = KernelFramework::fused;
+  double eager_factor_ = 1.0;
+  std::string eager_factor_source_;
   BytesPerSecond hbm_bw_;  ///< for GEMM operand traffic (roofline floor)
   Provenance hbm_prov_ = Provenance::datasheet;
   BytesPerSecond elementwise_bw_;  ///< for memory-bound kernels
   Provenance elementwise_prov_ = Provenance::assumed;
   KernelCost launch_;
+  std::optional<FrameworkHostCost> host_cost_;
 };
 
 }  // namespace scalescope::models

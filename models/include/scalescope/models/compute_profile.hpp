@@ -12,6 +12,11 @@
 //   memory.elementwise[]             the row with the most bytes -> elementwise_bandwidth (its GBps)
 //   memory.launch_overhead_us        -> launch_overhead (host time per back-to-back launch; raw CUDA,
 //                                    without a framework's dispatch cost)
+//   attention                        optional: {source (text: where and how it was measured), rows[]:
+//                                    {batch, heads, kv_heads, head_dim, seq, causal, dtype, fwd_s, bwd_s,
+//                                    label?}} -> AttentionSample (written by `scalescope calibrate
+//                                    import-attention`, see make_attention_section()); profiles without
+//                                    it load as before (attention efficiency assumed)
 #pragma once
 
 #include <filesystem>
@@ -30,5 +35,15 @@ Expected<ComputeProfile> load_compute_profile(const std::filesystem::path& file)
 /// A path (contains '/', ends in ".json" or names an existing file) or a bare name looked up as
 /// NAME.json in $SCALESCOPE_DATA_DIR/calibrate/profiles/ and then SCALESCOPE_SOURCE_DIR/calibrate/profiles/.
 Expected<ComputeProfile> load_compute_profile_by_name_or_path(std::string_view name_or_path);
+
+/// The profile `attention` section from a measurement file of validation/attention/measure_attention.py
+/// (schema "scalescope.attention-measurement/1": gpu, torch, cuda, measured_utc, method, rows[] {model?,
+/// batch, heads, kv_heads, head_dim, seq, causal, dtype, fwd_s, bwd_s, fwd_bwd_s?, fwd_TFLOPS?,
+/// bwd_TFLOPS?}); `file` names it in errors and in `imported_from`, `source` is the section's source
+/// text (empty: built from the file's gpu, method and date).
+Expected<Json> make_attention_section(const Json& measurement, const std::string& file, const std::string& source);
+/// `profile` with its `attention` section set to `section` (replacing an old one), checked by reading
+/// the result with compute_profile_from_json.
+Expected<Json> with_attention_section(const Json& profile, const Json& section, const std::string& profile_file);
 
 }  // namespace scalescope::models

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "scalescope/models/builder.hpp"
+#include "scalescope/models/framework_host.hpp"
 #include "scalescope/models/memory.hpp"
 #include "scalescope/sim/collective.hpp"
 #include "scalescope/sim/simulator.hpp"
@@ -33,6 +34,10 @@ struct PredictOptions {
   MemoryOptions memory;
   std::vector<SimObserver*> observers;
   bool record_task_times = false;
+  /// Eager-framework host cost: when set, every rank's kernels are issued by a host thread at this
+  /// cost per layer and micro-batch (sim/host_dispatch.hpp) and the GPU may wait for it. Implies
+  /// BuildOptions::per_layer_tasks. Unset: the compute model's host_cost(), if any.
+  std::optional<FrameworkHostCost> host;
 };
 
 struct Prediction {

@@ -16,10 +16,16 @@
 // (selective / full) cannot be faster - it adds recompute work (or, selective with flash attention,
 // none: an exact tie that the plan order breaks towards less recompute) and changes no traffic - so
 // it is not simulated (prune_dominated, on by default).
+// Bounded (prune_bound, on by default): the candidates are simulated in ascending order of a
+// compute-only lower bound of their step time (bound.hpp), in chunks of kBoundChunk plans; after each
+// chunk, every remaining plan whose bound exceeds the top-th best step time found so far is skipped.
+// Such a plan is slower than `top` plans, so the top `top` are those of the exhaustive search. The
+// chunks do not depend on the thread count, so the counts are deterministic too.
 // Ranking: ascending (step time, then the plan fields tp, pp, dp, zero, mbs, schedule, vpp,
 // recompute, sp) - a total order, so the ranking does not depend on the thread count.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -56,6 +62,7 @@ struct SearchSpace {
   int max_mbs = 8;
   int max_vpp = 8;
   bool prune_dominated = true;
+  bool prune_bound = true;  ///< skip plans whose lower bound cannot enter the top (see above)
   PlanFilter fix;
 };
 
@@ -72,6 +79,7 @@ struct PruneCounts {
   std::map<std::string, long> invalid_by_rule;  ///< key -> count (sorted: deterministic)
   long out_of_memory = 0;
   long dominated = 0;              ///< more recompute than a fitting plan that is otherwise equal
+  long bounded = 0;                ///< skipped: their step-time lower bound exceeds the top-th best
   long failed = 0;                 ///< build or simulation errors
   long evaluated = 0;              ///< simulated at analytical fidelity
 };
@@ -111,8 +119,17 @@ struct RankedPlan {
 /// Strict total order: (time, tp, pp, dp, zero, mbs, schedule, vpp, recompute, sp).
 bool plan_less(const models::Plan& a, const models::Plan& b);
 
+/// The ranking's order: (ranking_time(), then plan_less) - a strict total order.
+bool ranked_less(const RankedPlan& a, const RankedPlan& b);
+
+/// A prediction summarised for the ranking (analytical step time, memory, breakdown and limiter).
+RankedPlan summarise(const models::Plan& plan, const models::Prediction& prediction);
+
 /// The largest part of a breakdown and its share of the step.
 std::pair<std::string, double> limiting_factor(const Breakdown& b);
+
+/// Plans simulated between two updates of the bound threshold.
+inline constexpr int kBoundChunk = 64;
 
 struct SearchOptions {
   int top = 10;
@@ -120,6 +137,9 @@ struct SearchOptions {
   int threads = 0;    ///< 0: std::thread::hardware_concurrency()
   /// Called from worker threads (serialised) as plans finish: (done, total).
   std::function<void(long, long)> progress;
+  /// Optional cancel flag (e.g. the GUI's Cancel button): when it reads true, workers stop taking
+  /// plans and search() returns a runtime error "plan search cancelled". Unset or false: no effect.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SearchResult {

@@ -64,6 +64,10 @@ class CollectiveModel {
   /// `cluster` must outlive the model. Thread-safe: rank groups are cached (ring/tree
   /// structure, routes, bottlenecks) on first use; later calls only read.
   CollectiveModel(const Cluster& cluster, CollectiveParams params);
+  /// The same with `params` on `shape`'s cluster, starting with the rank groups `shape` has cached
+  /// when they do not depend on what changed (equal channel counts and link efficiencies). For
+  /// fitting, which evaluates many parameter sets on the same groups.
+  CollectiveModel(const CollectiveModel& shape, CollectiveParams params);
   ~CollectiveModel();
   CollectiveModel(const CollectiveModel&) = delete;
   CollectiveModel& operator=(const CollectiveModel&) = delete;

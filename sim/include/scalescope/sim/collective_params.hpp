@@ -19,10 +19,17 @@
 // Channels used = clamp(floor(S / threshold), 1, channels) with threshold =
 // channel_threshold_bytes[p] (times n for ring LL), as NCCL's enqueue does: this gives the
 // size ramp of medium messages. `class` is net when the ranks span nodes, else the intra-node class.
+//
+// Efficiency by size: the whole time above (latency and bandwidth parts) is divided by
+// e = size_efficiency[op](S), a curve piecewise linear in log2(S) through its knots (constant
+// beyond the first and last knot; 1 without knots). It is shared by all group sizes: the group
+// size enters only through the terms above (steps, hops, (n-1)/n factors). sendrecv in groups of
+// 3+ ranks (send and receive peers differ) uses sendrecv_distinct_peers when it has knots.
 #pragma once
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "scalescope/sim/collective_types.hpp"
 #include "scalescope/sim/error.hpp"
@@ -69,6 +76,24 @@ struct CollectiveParams {
   PerProtocol<double> channel_threshold_bytes{};
   std::string channels_source;
 
+  /// Efficiency by message size per op (see the top; datasheet: no knots, i.e. 1 everywhere).
+  struct SizeCurve {
+    std::vector<double> log2_bytes;  ///< strictly increasing
+    std::vector<double> factor;      ///< one per knot, each > 0
+    bool empty() const { return log2_bytes.empty(); }
+    /// Piecewise linear in log2(bytes) through the knots, constant beyond the ends, 1 if empty.
+    double at(double bytes) const;
+  };
+  std::array<SizeCurve, kNumCollOps> size_efficiency{};
+  SizeCurve sendrecv_distinct_peers;  ///< sendrecv on 3+ ranks; no knots: size_efficiency[sendrecv]
+  std::string size_efficiency_source;
+
+  /// The curve `op` uses on a group of `nranks`.
+  const SizeCurve& size_curve(CollOp op, int nranks) const {
+    if (op == CollOp::sendrecv && nranks >= 3 && !sendrecv_distinct_peers.empty()) return sendrecv_distinct_peers;
+    return size_efficiency[static_cast<std::size_t>(idx(op))];
+  }
+
   double base_latency(Algorithm a, Protocol p) const { return base_latency_us[idx(a)][idx(p)]; }
   double hop_latency(LinkClass c, Algorithm a, Protocol p) const { return hop_latency_us[idx(c)][idx(a)][idx(p)]; }
   double proto_eff(Algorithm a, Protocol p) const { return protocol_efficiency[idx(a)][idx(p)]; }
@@ -86,7 +111,8 @@ CollectiveParams datasheet_collective_params();
 /// "protocol_efficiency": {...}, "link_efficiency": {"source": ..., "nvlink": 0.8, ...},
 /// "bus_efficiency": {"source": ..., "all_reduce": {"ring": {"nvlink": 1, "pcie": 1, "net": 1}}},
 /// "channels": {"source": ..., "count": 16, "p2p": 16, "max_GBps": {...}, "max_busbw_GBps": {...},
-/// "threshold_bytes": {...}}}.
+/// "threshold_bytes": {...}}, "size_efficiency": {"source": ..., "all_reduce": {"log2_bytes": [10, 20],
+/// "factor": [0.9, 1.1]}, ..., "sendrecv_distinct_peers": {...}}}.
 Json to_json(const CollectiveParams& params);
 
 /// Reads the form above. Every group is optional and every entry inside a group too: what is

@@ -55,7 +55,9 @@ class SimObserver {
 ///  2. Else, if communication tasks move data on it (collective/send/recv between start and end;
 ///     the wait for peers before start does not count), it is EXPOSED communication of their
 ///     kinds (category tp/sp/dp/zero/pp_comm; anything else -> other_comm).
-///  3. Else it is bubble: nothing runs (pipeline bubble, waiting for peers, idle after the
+///  3. Else, if the rank's host thread is still issuing kernels (host tasks, host_dispatch.hpp),
+///     it is host_wait: the GPU idles because the framework cannot launch work fast enough.
+///  4. Else it is bubble: nothing runs (pipeline bubble, waiting for peers, idle after the
 ///     rank's last task until the step ends).
 /// When several categories are active at once in rule 1 or 2, the instant is split EQUALLY among
 /// the distinct active categories (two dp all-reduces count once for dp; a tp and a dp transfer
@@ -72,9 +74,10 @@ enum class BreakdownPart : std::uint8_t {
   zero_comm,
   pp_comm,
   other_comm,
+  host_wait,
   bubble
 };
-inline constexpr int kNumBreakdownParts = 12;
+inline constexpr int kNumBreakdownParts = 13;
 const char* breakdown_part_name(BreakdownPart p);
 
 struct Breakdown {

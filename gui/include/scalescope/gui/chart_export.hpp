@@ -1,0 +1,20 @@
+// Exporting one widget (a chart, a tab) as PNG or SVG, and the right-click "Export chart" menu
+// every chart view gets.
+#pragma once
+
+#include <QString>
+
+class QWidget;
+
+namespace scalescope::gui {
+
+class ErrorReporter;
+
+/// Renders `w` to `file`: SVG when the name ends in .svg, PNG (or any QImage format) otherwise.
+/// False, with the reason in `why` (may be null), when the file cannot be written.
+bool export_widget(QWidget* w, const QString& file, QString* why = nullptr);
+
+/// Adds "Export chart as PNG... / SVG..." to `w`'s context menu; failures go to `errors` (may be null).
+void install_export_menu(QWidget* w, const QString& default_name, ErrorReporter* errors);
+
+}  // namespace scalescope::gui

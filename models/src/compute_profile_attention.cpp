@@ -1,0 +1,53 @@
+// Import of measured flash-attention timings into a calibration profile's `attention` section.
+#include "scalescope/models/compute_profile.hpp"
+
+namespace scalescope::models {
+
+Expected<Json> make_attention_section(const Json& measurement, const std::string& file, const std::string& source) {
+  return catch_errors([&] {
+    const JsonCursor root(measurement, file);
+    root.expect_object();
+    root.expect_keys({"schema", "gpu", "torch", "cuda", "measured_utc", "method", "rows"});
+    const std::string schema = root.get_string("schema");
+    if (schema != "scalescope.attention-measurement/1") {
+      root.at("schema").fail("expected \"scalescope.attention-measurement/1\", got \"" + schema + "\"");
+    }
+    Json section = Json::object();
+    const std::string gpu = root.get_string("gpu", ""), method = root.get_string("method", "");
+    const std::string when = root.get_string("measured_utc", "");
+    section["source"] = source.empty() ? "measured on one " + (gpu.empty() ? std::string("GPU") : gpu) +
+                                             (when.empty() ? "" : " at " + when) + ": " + method
+                                       : source;
+    for (const char* key : {"gpu", "torch", "cuda", "measured_utc", "method"}) {
+      if (auto c = root.find(key)) section[key] = c->as_string();
+    }
+    section["imported_from"] = file;
+    Json rows = Json::array();
+    for (const JsonCursor& r : root.at("rows").items()) {
+      r.expect_keys({"model", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "fwd_s", "bwd_s",
+                     "fwd_bwd_s", "fwd_TFLOPS", "bwd_TFLOPS"});
+      Json row = Json::object();
+      if (auto m = r.find("model")) row["label"] = m->as_string();
+      for (const char* key : {"batch", "heads", "kv_heads", "head_dim", "seq"}) row[key] = r.get_positive_int(key);
+      row["causal"] = r.at("causal").as_bool();
+      row["dtype"] = r.at("dtype").as_string();
+      row["fwd_s"] = r.get_positive("fwd_s");
+      row["bwd_s"] = r.get_positive("bwd_s");
+      rows.push_back(std::move(row));
+    }
+    if (rows.empty()) root.at("rows").fail("expected at least one row");
+    section["rows"] = std::move(rows);
+    return section;
+  });
+}
+
+Expected<Json> with_attention_section(const Json& profile, const Json& section, const std::string& profile_file) {
+  if (!profile.is_object()) return input_error(profile_file, "$", "expected a calibration profile object");
+  Json out = profile;
+  out["attention"] = section;
+  auto check = compute_profile_from_json(out, profile_file);
+  if (!check) return check.error();
+  return out;
+}
+
+}  // namespace scalescope::models

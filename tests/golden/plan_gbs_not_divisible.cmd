@@ -1,0 +1,9 @@
+plan
+--model
+llama3-8b
+--cluster
+h100-rail-ndr
+--gpus
+512
+--gbs
+1023

@@ -1,0 +1,9 @@
+simulate
+--model
+validation/models/llama-1b.json
+--cluster
+hgx-h200-4
+--plan
+tp=4,mbs=1,gbs=16
+--host-cost
+tests/data/host/zero.json

@@ -1,0 +1,15 @@
+simulate
+--model
+validation/models/llama-1b.json
+--cluster
+hgx-h200-4
+--plan
+tp=4,pp=1,dp=1,mbs=1,gbs=16
+--calibration
+h200x4
+--framework
+pytorch-eager
+--host-cost
+validation/profiles/h200-torch/host_dispatch.json
+--format
+json

@@ -1,0 +1,8 @@
+validate
+a100
+--set
+narayanan2021
+--use-fit
+validation/a100/fit.json
+--format
+csv

@@ -1,0 +1,2 @@
+validate
+vtrain-planner

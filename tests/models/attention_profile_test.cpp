@@ -1,0 +1,153 @@
+// Tests for measured flash attention: the profile `attention` section (reading, import from a
+// measure_attention.py file) and the compute model's log-space interpolation of fwd / bwd rates.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "scalescope/models/compute_profile.hpp"
+
+namespace scalescope::models {
+namespace {
+
+GpuSpec h200() {
+  GpuSpec g;
+  g.model = "H200 test";
+  g.hbm_bandwidth = GBps(4800);
+  g.peak.bf16 = TFLOPS(989.4);
+  return g;
+}
+
+// F_fwd of (b, H, s, d) causal = 4 b H s^2 d / 2.
+double fwd_flops(double b, double heads, double s, double d) { return 4.0 * b * heads * s * s * d / 2.0; }
+
+AttentionShape shape(std::int64_t b, std::int64_t heads, std::int64_t kv, std::int64_t d, std::int64_t s) {
+  AttentionShape a;
+  a.batch = b;
+  a.heads = heads;
+  a.kv_heads = kv;
+  a.head_dim = d;
+  a.seq = s;
+  return a;
+}
+
+// Two rows that differ only in seq (2048, 8192): forward at 100 and 400 TFLOP/s, backward at 50 and 200.
+ComputeProfile two_row_profile() {
+  ComputeProfile p;
+  p.source = "test.json";
+  for (auto [s, fwd_rate, bwd_rate] : {std::tuple{2048.0, 100e12, 50e12}, std::tuple{8192.0, 400e12, 200e12}}) {
+    AttentionSample a;
+    a.shape = shape(1, 32, 8, 64, static_cast<std::int64_t>(s));
+    a.forward = Seconds(fwd_flops(1, 32, s, 64) / fwd_rate);
+    a.backward = Seconds(2.5 * fwd_flops(1, 32, s, 64) / bwd_rate);
+    p.attention.push_back(a);
+  }
+  p.attention_source = "test rows";
+  return p;
+}
+
+TEST(AttentionProfile, ForwardFlopsOfACausalShapeAreHalfOfFourBHs2d) {
+  // 4 * 2 * 16 * 4096^2 * 128 / 2 = 2.199e12 FLOPs.
+  EXPECT_DOUBLE_EQ(shape(2, 16, 4, 128, 4096).forward_flops(), 4.0 * 2 * 16 * 4096.0 * 4096 * 128 / 2);
+}
+
+TEST(AttentionProfile, ExactlyMeasuredShapeReturnsTheMeasuredTimes) {
+  auto m = ComputeModel::with_profile(h200(), two_row_profile());
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  const AttentionShape a = shape(1, 32, 8, 64, 2048);
+  const double f = fwd_flops(1, 32, 2048, 64);
+  // Row 1: forward f / 100e12, backward 2.5 f / 50e12.
+  const KernelCost fw = m->attention(a, false, Flops(f), Bytes(0));
+  EXPECT_NEAR(fw.time.value, f / 100e12, 1e-15);
+  EXPECT_EQ(fw.provenance, Provenance::measured);
+  EXPECT_NEAR(m->attention(a, true, Flops(2.5 * f), Bytes(0)).time.value, 2.5 * f / 50e12, 1e-15);
+}
+
+TEST(AttentionProfile, ShapeBetweenTwoRowsUsesTheLogMeanOfTheirRates) {
+  // s = 4096 is 1 away from both rows in log2 seq (the other coordinates equal): equal weights, so the
+  // rate is exp(mean(log)) = sqrt(100 * 400) = 200 TFLOP/s forward and sqrt(50 * 200) = 100 backward.
+  auto m = ComputeModel::with_profile(h200(), two_row_profile());
+  ASSERT_TRUE(m.has_value());
+  const AttentionShape a = shape(1, 32, 8, 64, 4096);
+  const double f = fwd_flops(1, 32, 4096, 64);
+  const KernelCost fw = m->attention(a, false, Flops(f), Bytes(0));
+  EXPECT_NEAR(fw.time.value, f / 200e12, 1e-12 * f / 200e12 + 1e-15);
+  EXPECT_EQ(fw.provenance, Provenance::fitted);
+  EXPECT_NEAR(m->attention(a, true, Flops(2.5 * f), Bytes(0)).time.value, 2.5 * f / 100e12, 1e-12);
+}
+
+TEST(AttentionProfile, HalfTheHeadsWithTwiceTheBatchIsTheSamePoint) {
+  // The coordinate is log2(b H): (b 2, H 16) = (b 1, H 32) = 32; kv heads differ, so it is not an exact
+  // hit: the single nearest point (distance 0) carries the weight: 100 TFLOP/s forward.
+  auto m = ComputeModel::with_profile(h200(), two_row_profile());
+  ASSERT_TRUE(m.has_value());
+  const double f = fwd_flops(2, 16, 2048, 64);
+  const KernelCost fw = m->attention(shape(2, 16, 4, 64, 2048), false, Flops(f), Bytes(0));
+  EXPECT_NEAR(fw.time.value, f / 100e12, 1e-9 * f / 100e12);
+  EXPECT_EQ(fw.provenance, Provenance::fitted);
+}
+
+TEST(AttentionProfile, WithoutRowsTheAssumedEfficiencyIsUsed) {
+  // No rows: F / (989.4e12 * 0.5 assumed).
+  ComputeProfile p;
+  p.source = "empty.json";
+  auto m = ComputeModel::with_profile(h200(), p);
+  ASSERT_TRUE(m.has_value());
+  const KernelCost c = m->attention(shape(1, 32, 8, 64, 4096), false, Flops(1e12), Bytes(0));
+  EXPECT_NEAR(c.time.value, 1e12 / (989.4e12 * 0.5), 1e-15);
+  EXPECT_EQ(c.provenance, Provenance::assumed);
+}
+
+const char* kMeasurement = R"({"schema": "scalescope.attention-measurement/1", "gpu": "NVIDIA H200",
+  "torch": "2.11.0", "cuda": "13.0", "measured_utc": "2026-11-21T06:31:04Z", "method": "torch SDPA flash",
+  "rows": [{"model": "llama-1b", "batch": 1, "seq": 4096, "heads": 32, "kv_heads": 8, "head_dim": 64,
+            "causal": true, "dtype": "bf16", "fwd_s": 0.0003, "bwd_s": 0.0009, "fwd_bwd_s": 0.0012,
+            "fwd_TFLOPS": 229.1, "bwd_TFLOPS": 190.9}]})";
+
+TEST(AttentionProfile, ImportedSectionIsReadBackIntoTheProfile) {
+  auto meas = parse_json_text(kMeasurement, "meas.json");
+  ASSERT_TRUE(meas.has_value());
+  auto section = make_attention_section(*meas, "meas.json", "one H200, torch SDPA flash");
+  ASSERT_TRUE(section.has_value()) << section.error().str();
+  Json profile = {{"schema", "scalescope.calibration/1"}};
+  auto updated = with_attention_section(profile, *section, "p.json");
+  ASSERT_TRUE(updated.has_value()) << updated.error().str();
+  auto p = compute_profile_from_json(*updated, "p.json");
+  ASSERT_TRUE(p.has_value()) << p.error().str();
+  ASSERT_EQ(p->attention.size(), 1u);
+  EXPECT_EQ(p->attention_source, "one H200, torch SDPA flash");
+  EXPECT_EQ(p->attention[0].shape.heads, 32);
+  EXPECT_EQ(p->attention[0].shape.kv_heads, 8);
+  EXPECT_TRUE(p->attention[0].shape.causal);
+  EXPECT_DOUBLE_EQ(p->attention[0].backward.value, 0.0009);
+}
+
+TEST(AttentionProfile, ProfileWithoutAttentionSectionStillLoads) {
+  Json profile = {{"schema", "scalescope.calibration/1"}};
+  auto p = compute_profile_from_json(profile, "old.json");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->attention.empty());
+}
+
+TEST(AttentionProfile, UnknownKeyInAnAttentionRowNamesItsPath) {
+  Json profile = {{"schema", "scalescope.calibration/1"},
+                  {"attention",
+                   {{"source", "x"},
+                    {"rows", Json::array({{{"batch", 1}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 64},
+                                           {"seq", 4096}, {"causal", true}, {"dtype", "bf16"}, {"fwd_s", 1e-3},
+                                           {"bwd_s", 2e-3}, {"fwd_ms", 1}}})}}}};
+  auto p = compute_profile_from_json(profile, "bad.json");
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().str().find("$.attention.rows[0]"), std::string::npos) << p.error().str();
+  EXPECT_NE(p.error().str().find("fwd_ms"), std::string::npos) << p.error().str();
+}
+
+TEST(AttentionProfile, MeasurementWithAWrongSchemaIsRejected) {
+  auto meas = parse_json_text(R"({"schema": "other/1", "rows": []})", "m.json");
+  ASSERT_TRUE(meas.has_value());
+  auto section = make_attention_section(*meas, "m.json", "");
+  ASSERT_FALSE(section.has_value());
+  EXPECT_NE(section.error().str().find("$.schema"), std::string::npos) << section.error().str();
+}
+
+}  // namespace
+}  // namespace scalescope::models

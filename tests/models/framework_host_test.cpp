@@ -1,0 +1,80 @@
+// Tests for the eager-framework host cost: loading the measured file, its errors, and what it does
+// to a prediction (the GPU waits for a host that issues layers slower than the GPU runs them).
+#include "scalescope/models/framework_host.hpp"
+
+#include <gtest/gtest.h>
+
+#include "scalescope/models/compute_model.hpp"
+#include "scalescope/models/predict.hpp"
+#include "scalescope/sim/collective.hpp"
+
+namespace scalescope::models {
+namespace {
+
+const std::string kMeasured = "validation/profiles/h200-torch/host_dispatch.json";
+const std::string kData = std::string(SCALESCOPE_TEST_DATA) + "/host/";
+
+TEST(FrameworkHost, ReadsTheMeasuredH200File) {
+  auto c = load_framework_host_cost(kMeasured);
+  ASSERT_TRUE(c.has_value()) << c.error().str();
+  // From the short-sequence profiles in validation/profiles/h200-torch/host-seq256/: single GPU,
+  // llama-1b, mbs 1, gbs 16: wall 0.415476 s / (16 micro-batches x 16 layers) = 1.623 ms;
+  // TP on 2 GPUs, same config: 1.677216 s / 256 = 6.552 ms.
+  EXPECT_NEAR(c->module.value, 0.415476 / 256, 1e-6);
+  EXPECT_NEAR(c->tensor_parallel.value, 1.677216 / 256, 1e-6);
+  Plan p;
+  p.tp = 2;
+  EXPECT_EQ(c->for_plan(p).value, c->tensor_parallel.value);
+  p.tp = 1;
+  EXPECT_EQ(c->for_plan(p).value, c->module.value);
+}
+
+TEST(FrameworkHost, ErrorsNameTheFileAndTheField) {
+  auto missing = load_framework_host_cost(kData + "nope.json");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().str().find("nope.json"), std::string::npos);
+  auto schema = load_framework_host_cost(kData + "bad_schema.json");
+  ASSERT_FALSE(schema.has_value());
+  EXPECT_NE(schema.error().str().find("scalescope.host_dispatch/1"), std::string::npos);
+  auto zero = load_framework_host_cost(kData + "zero.json");
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_NE(zero.error().str().find("module"), std::string::npos) << zero.error().str();
+}
+
+struct Inputs {
+  ModelSpec model;
+  Plan plan;
+  Cluster cluster;
+};
+
+Inputs tp_setup(const char* plan_text) {
+  auto model = load_model_by_name_or_path("validation/models/llama-1b.json");
+  auto plan = parse_plan(plan_text);
+  auto cluster = load_cluster_by_name_or_path("hgx-h200-4", ClusterOptions{1, {}});
+  EXPECT_TRUE(model && plan && cluster);
+  return Inputs{*model, *plan, *cluster};
+}
+
+TEST(FrameworkHost, SlowHostBoundsTheStepFromBelow) {
+  const Inputs s = tp_setup("tp=4,pp=1,dp=1,mbs=1,gbs=16");
+  auto compute = ComputeModel::datasheet(s.cluster.gpu_spec());
+  ASSERT_TRUE(compute.has_value());
+  const CollectiveModel coll(s.cluster, datasheet_collective_params());
+  PredictOptions o;
+  o.build.per_layer_tasks = true;  // as with a host cost, so that the GPU work is the same
+  auto plain = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  ASSERT_TRUE(plain.has_value()) << plain.error().str();
+  o.host = FrameworkHostCost{"test", "test", Seconds(1e-3), Seconds(20e-3)};
+  auto hosted = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  ASSERT_TRUE(hosted.has_value()) << hosted.error().str();
+  // 16 micro-batches x 16 layers x 20 ms = 5.12 s of host time per rank: the step cannot be
+  // shorter, and the GPU (datasheet llama-1b TP=4: well under a second) mostly waits: its busy
+  // time is at most the plain step, so the wait is at least 5.12 s minus that.
+  EXPECT_GE(hosted->step_time_s, 5.12);
+  EXPECT_LT(plain->step_time_s, 2.0);
+  EXPECT_GT(hosted->sim.breakdown[BreakdownPart::host_wait].value, 5.12 - plain->step_time_s);
+  EXPECT_EQ(plain->sim.breakdown[BreakdownPart::host_wait].value, 0.0);
+}
+
+}  // namespace
+}  // namespace scalescope::models
