@@ -148,6 +148,14 @@ ScalingTab::ScalingTab(const std::filesystem::path& measured_dir, QWidget* paren
   for (const auto& n : profile_names()) calibration_->addItem(QString::fromStdString(n));
   if (calibration_->findText("h200x4") >= 0) calibration_->setCurrentText("h200x4");
   top->addWidget(calibration_);
+  top->addWidget(new QLabel("Software stack:"));
+  stack_ = new QComboBox;
+  stack_->addItem("PyTorch eager + measured host cost (what the harness ran)");
+  stack_->addItem("fused (Megatron-style)");
+  stack_->setToolTip("As `scalescope scaling --framework pytorch-eager --host-cost "
+                     "validation/profiles/h200-torch/host_dispatch.json` (eager byte table at F = 1, nothing fitted), "
+                     "or the default fused pricing");
+  top->addWidget(stack_);
   top->addWidget(new QLabel("Chart:"));
   scaling_ = new QComboBox;
   scaling_->addItems({"strong", "weak"});
@@ -188,6 +196,10 @@ ScalingTab::ScalingTab(const std::filesystem::path& measured_dir, QWidget* paren
   connect(calibration_, &QComboBox::currentTextChanged, this, [this](const QString& t) {
     reload(t.startsWith('(') ? std::string() : t.toStdString());
   });
+  connect(stack_, &QComboBox::currentIndexChanged, this, [this] {
+    const QString t = calibration_->currentText();
+    reload(t.startsWith('(') ? std::string() : t.toStdString());
+  });
   connect(scaling_, &QComboBox::currentTextChanged, this, [this] {
     rebuild_chart();
     fill_curve_box();
@@ -200,6 +212,18 @@ QString ScalingTab::summary() const { return summary_->text(); }
 void ScalingTab::reload(const std::string& calibration) {
   std::vector<Error> errors;
   auto points = load_measured_dir(dir_, &errors);
+  // The eager stack: plain PyTorch kernels and the host cost measured beside the runs
+  // (<validation>/profiles/h200-torch/host_dispatch.json for <validation>/<set>/measured).
+  const bool eager = stack_->currentIndex() == 0;
+  std::optional<models::FrameworkHostCost> host;
+  QString stack_note = "fused kernels";
+  if (eager) {
+    const auto host_file = dir_.parent_path().parent_path() / "profiles" / "h200-torch" / "host_dispatch.json";
+    auto h = models::load_framework_host_cost(host_file.string());
+    if (h) host = std::move(h).value();
+    stack_note = h ? QString("PyTorch eager, F = 1, host cost %1").arg(QString::fromStdString(host_file.string()))
+                   : QString("PyTorch eager, F = 1, no host cost (%1)").arg(QString::fromStdString(h.error().str()));
+  }
   std::vector<double> abs_err;
   for (MeasuredPoint& p : points) {
     Session s;
@@ -213,6 +237,10 @@ void ScalingTab::reload(const std::string& calibration) {
       p.note = in.error().str();
       continue;
     }
+    if (eager && in->compute) {
+      in->compute->set_framework(models::KernelFramework::pytorch_eager);
+      in->compute->set_host_cost(host);
+    }
     auto pred = predict(*in, "analytical", false);
     if (!pred) {
       p.note = pred.error().str();
@@ -223,12 +251,13 @@ void ScalingTab::reload(const std::string& calibration) {
   }
   std::sort(abs_err.begin(), abs_err.end());
   const double median = abs_err.empty() ? 0.0 : abs_err[abs_err.size() / 2];
-  QString text = QString("%1 measured runs from %2; %3 predicted (analytical, calibration %4); median |error| %5 %.")
+  QString text = QString("%1 measured runs from %2; %3 predicted (analytical, calibration %4, %6); median |error| %5 %.")
                      .arg(points.size())
                      .arg(QString::fromStdString(dir_.string()))
                      .arg(abs_err.size())
                      .arg(calibration.empty() ? QString("none") : QString::fromStdString(calibration))
-                     .arg(100 * median, 0, 'f', 1);
+                     .arg(100 * median, 0, 'f', 1)
+                     .arg(stack_note);
   if (!errors.empty()) text += QString(" %1 file(s) could not be read, first: %2").arg(errors.size()).arg(QString::fromStdString(errors.front().str()));
   curves_ = scaling_curves(points);
   text += QString(" %1 scaling curves; fits: Amdahl (strong), Gustafson (weak), as `scalescope scaling`.").arg(curves_.size());

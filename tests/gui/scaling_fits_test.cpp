@@ -81,6 +81,25 @@ class ScalingFitsTest : public QObject {
                                                       [](const auto& p) { return p.predicted_s.has_value(); })));
   }
 
+  void eager_stack_makes_tp_host_bound_as_measured() {
+    // llama-1b TP=4, mbs 1, gbs 16: 16 micro-batches x 16 layers, each issued by the host in the
+    // measured DTensor time (validation/profiles/h200-torch/host_dispatch.json: 1.677216 s / 256 on
+    // the short-sequence run), so the eager prediction is at least 1.677 s; fused pricing has no
+    // host and predicts the GPU time only, well under that.
+    const std::string file = "tp-llama-1b-strong-n4-tp4-pp1-dp1-z0-mbs1-gbs16.json";
+    auto predicted = [&](int stack) {
+      ScalingTab tab(kMeasured);
+      tab.stack_box()->setCurrentIndex(stack);
+      tab.reload("h200x4");
+      for (const auto& p : tab.model()->points())
+        if (std::filesystem::path(p.file).filename() == file) return p.predicted_s;
+      return -1.0;
+    };
+    const double eager = predicted(0), fused = predicted(1);
+    QVERIFY2(eager >= 1.677216 - 1e-6, qPrintable(QString::number(eager)));
+    QVERIFY2(fused > 0 && fused < 1.0, qPrintable(QString::number(fused)));
+  }
+
   void weak_curve_gustafson_fit_is_the_closed_form() {
     ScalingTab tab(kMeasured);
     tab.reload("");

@@ -68,6 +68,8 @@ class ScalingTab : public QWidget {
   /// Shows the speedup chart of curves()[index] (-1: every curve of the chosen kind).
   void show_curve(int index);
   QComboBox* curve_box() const { return curve_; }
+  /// Software stack: 0 = PyTorch eager + measured host cost (default), 1 = fused.
+  QComboBox* stack_box() const { return stack_; }
   QTableView* table() const { return table_; }
   QString summary() const;
 
@@ -84,6 +86,7 @@ class ScalingTab : public QWidget {
   QComboBox* curve_;
   std::vector<planner::ScalingCurve> curves_;
   QComboBox* calibration_;
+  QComboBox* stack_;  ///< software stack the predictions price (eager + host cost, or fused)
   QComboBox* scaling_;
   QLabel* summary_;
   InputsCache cache_;
