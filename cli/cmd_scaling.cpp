@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "framework_options.hpp"
 #include "planner_format.hpp"
 #include "scalescope/planner/scaling.hpp"
 #include "scalescope/planner/search.hpp"
@@ -20,44 +21,11 @@ using namespace plan_fmt;
 
 struct ScalingOptions {
   std::string measured, calibration, model, cluster, family = "best", kind = "strong";
-  std::string framework = "fused";
-  double eager_factor = 1.0;
-  std::string eager_factor_source;
-  std::string host_cost;
+  FrameworkOptions stack;
   std::vector<int> gpus;
   int gbs = 0;
   Format format = Format::text;
 };
-
-/// The software-stack settings every compute model of a run gets.
-struct FrameworkSetup {
-  models::KernelFramework framework = models::KernelFramework::fused;
-  double eager_factor = 1.0;
-  std::string eager_factor_source;
-  std::optional<models::FrameworkHostCost> host;
-
-  void apply(models::ComputeModel& c) const {
-    c.set_framework(framework);
-    if (eager_factor != 1.0 || !eager_factor_source.empty()) c.set_eager_bandwidth_factor(eager_factor, eager_factor_source);
-    c.set_host_cost(host);
-  }
-};
-
-Expected<FrameworkSetup> framework_setup(const ScalingOptions& o) {
-  FrameworkSetup f;
-  auto fw = models::parse_framework(o.framework);
-  if (!fw) return fw.error();
-  f.framework = *fw;
-  if (!(o.eager_factor > 0.0)) return input_error("", "--eager-bandwidth-factor", "expected a positive number");
-  f.eager_factor = o.eager_factor;
-  f.eager_factor_source = o.eager_factor_source;
-  if (!o.host_cost.empty()) {
-    auto h = models::load_framework_host_cost(o.host_cost);
-    if (!h) return h.error();
-    f.host = std::move(h).value();
-  }
-  return f;
-}
 
 /// Predicts every point of the curves (one setup per (cluster, GPU count)).
 Expected<bool> predict_points(std::vector<planner::ScalingCurve>& curves, const std::vector<planner::MeasuredRun>& runs,
@@ -107,7 +75,7 @@ Expected<planner::ScalingCurve> predict_curve(const ScalingOptions& o) {
     co.gpus = n;
     auto s = planner::load_setup(o.cluster, co, o.calibration);
     if (!s) return s.error();
-    auto fw = framework_setup(o);
+    auto fw = load_framework_setup(o.stack);
     if (!fw) return fw.error();
     fw->apply((*s)->compute);
     planner::SearchSpace sp;
@@ -202,7 +170,7 @@ int run(const ScalingOptions& o) {
     if (!runs) return report(cmd, runs.error());
     auto curves = planner::group_curves(*runs);
     if (curves.empty()) return report(cmd, input_error(o.measured, "", "no scaling curve (only single-GPU runs?)"));
-    auto fw = framework_setup(o);
+    auto fw = load_framework_setup(o.stack);
     if (!fw) return report(cmd, fw.error());
     auto ok = predict_points(curves, *runs, o.calibration, *fw);
     if (!ok) return report(cmd, ok.error());
@@ -233,19 +201,7 @@ void register_scaling(CLI::App& app, Context& ctx) {
       "--gpus (speedups relative to the first count).");
   sub->add_option("--measured", o->measured, "A measured-run file or a folder of them (e.g. validation/h200x4/measured)");
   sub->add_option("--calibration", o->calibration, "Calibration profile or collective-parameters JSON (as for `simulate`)");
-  sub->add_option("--framework", o->framework,
-                  "Software stack whose memory-bound kernels are priced: fused (Megatron-style, default) or "
-                  "pytorch-eager (plain PyTorch: autocast, FSDP2 bf16 for zero=3; what validation/harness runs)")
-      ->default_str("fused");
-  sub->add_option("--eager-bandwidth-factor", o->eager_factor,
-                  "pytorch-eager: fraction of the measured elementwise bandwidth its memory-bound kernels reach "
-                  "(default 1: the hand-counted bytes as they are)");
-  sub->add_option("--eager-bandwidth-factor-source", o->eager_factor_source,
-                  "Where that factor comes from, for provenance (e.g. what it was fitted on)");
-  sub->add_option("--host-cost", o->host_cost,
-                  "Measured host (CPU) time to issue one layer's kernels per micro-batch (scalescope.host_dispatch/1, "
-                  "e.g. validation/profiles/h200-torch/host_dispatch.json): the GPU waits when the framework cannot "
-                  "launch work fast enough (eager PyTorch + DTensor TP)");
+  add_framework_options(sub, o->stack);
   sub->add_option("--model", o->model, "Model (predicted curves)");
   sub->add_option("--cluster", o->cluster, "Cluster name or file (predicted curves)");
   sub->add_option("--gpus", o->gpus, "GPU counts, e.g. 8,16,32 (predicted curves)")->delimiter(',');

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "framework_options.hpp"
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/models/predict.hpp"
@@ -18,10 +19,7 @@ namespace {
 
 struct SimulateOptions {
   std::string model, cluster, plan, calibration, trace;
-  std::string framework = "fused";
-  double eager_factor = 1.0;
-  std::string eager_factor_source;
-  std::string host_cost;
+  FrameworkOptions stack;
   std::optional<int> nodes, gpus;
   std::string fidelity = "analytical";
   std::string attention = "flash";
@@ -78,17 +76,9 @@ Expected<Loaded> load(const SimulateOptions& o) {
   l.params = std::move(hw->params);
   l.collective_source = std::move(hw->collective_source);
   l.compute.emplace(std::move(hw->compute));
-  auto fw = models::parse_framework(o.framework);
-  if (!fw) return fw.error();
-  l.compute->set_framework(*fw);
-  if (!(o.eager_factor > 0.0)) return input_error("", "--eager-bandwidth-factor", "expected a positive number");
-  if (o.eager_factor != 1.0 || !o.eager_factor_source.empty())
-    l.compute->set_eager_bandwidth_factor(o.eager_factor, o.eager_factor_source);
-  if (!o.host_cost.empty()) {
-    auto h = models::load_framework_host_cost(o.host_cost);
-    if (!h) return h.error();
-    l.compute->set_host_cost(std::move(h).value());
-  }
+  auto stack = load_framework_setup(o.stack);
+  if (!stack) return stack.error();
+  stack->apply(*l.compute);
   l.compute_source = std::move(hw->compute_source);
   l.gpu_note = std::move(hw->gpu_note);
   return l;
@@ -306,19 +296,7 @@ void register_simulate(CLI::App& app, Context& ctx) {
                   "flash (FlashAttention kernel, no stored scores) or unfused (Megatron 2021: score GEMMs, softmax "
                   "and dropout kernels)")
       ->default_str("flash");
-  sub->add_option("--framework", opts->framework,
-                  "Software stack whose memory-bound kernels are priced: fused (Megatron-style) or pytorch-eager "
-                  "(plain PyTorch: autocast, FSDP2 bf16 for zero=3)")
-      ->default_str("fused");
-  sub->add_option("--eager-bandwidth-factor", opts->eager_factor,
-                  "pytorch-eager: fraction of the measured elementwise bandwidth its memory-bound kernels reach "
-                  "(default 1: the hand-counted bytes as they are)");
-  sub->add_option("--eager-bandwidth-factor-source", opts->eager_factor_source,
-                  "Where that factor comes from, for provenance (e.g. what it was fitted on)");
-  sub->add_option("--host-cost", opts->host_cost,
-                  "Measured host (CPU) time to issue one layer's kernels per micro-batch (scalescope.host_dispatch/1, "
-                  "e.g. validation/profiles/h200-torch/host_dispatch.json): the GPU waits when the framework cannot "
-                  "launch work fast enough (eager PyTorch + DTensor TP)");
+  add_framework_options(sub, opts->stack);
   sub->add_flag("--per-layer-tasks", opts->per_layer, "One task per layer and TP collective (finer traces, slower)");
   sub->add_option("--trace", opts->trace, "Write a Perfetto / Chrome trace of the iteration to this file");
   add_format_option(sub, opts->format);
