@@ -6,7 +6,7 @@ hgx-h200-4
 --plan
 tp=4,pp=1,dp=1,mbs=1,gbs=16
 --calibration
-h200x4
+calibrate/profiles/h200x4.json
 --framework
 pytorch-eager
 --host-cost
