@@ -1,6 +1,7 @@
 // PNG/SVG export of a widget and the per-chart context menu (see chart_export.hpp).
 #include "scalescope/gui/chart_export.hpp"
 
+#include <QAbstractItemModel>
 #include <QAction>
 #include <QFileDialog>
 #include <QPainter>
@@ -48,6 +49,22 @@ void install_export_menu(QWidget* w, const QString& default_name, ErrorReporter*
   };
   add("Export chart as PNG...", ".png", "PNG image (*.png)");
   add("Export chart as SVG...", ".svg", "SVG image (*.svg)");
+}
+
+QString table_to_csv(const QAbstractItemModel& model) {
+  auto cell = [](QString s) {
+    if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace("\"", "\"\"") + '"';
+    return s;
+  };
+  const int columns = model.columnCount();
+  QString out;
+  for (int c = 0; c < columns; ++c) out += (c ? "," : "") + cell(model.headerData(c, Qt::Horizontal).toString());
+  out += "\n";
+  for (int r = 0; r < model.rowCount(); ++r) {
+    for (int c = 0; c < columns; ++c) out += (c ? "," : "") + cell(model.data(model.index(r, c)).toString());
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace scalescope::gui

@@ -1,6 +1,8 @@
 // Ranked plan table model (see plan_table_model.hpp); formats as cli/cmd_plan.cpp's text table.
 #include "scalescope/gui/plan_table_model.hpp"
 
+#include "scalescope/gui/chart_export.hpp"
+
 #include <cassert>
 
 namespace scalescope::gui {
@@ -85,18 +87,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation o, int role) co
 }
 
 QString PlanTableModel::to_csv() const {
-  auto cell = [](QString s) {
-    if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace("\"", "\"\"") + '"';
-    return s;
-  };
-  QString out;
-  for (int c = 0; c < kNumColumns; ++c) out += (c ? "," : "") + cell(headerData(c, Qt::Horizontal).toString());
-  out += "\n";
-  for (int r = 0; r < rowCount(); ++r) {
-    for (int c = 0; c < kNumColumns; ++c) out += (c ? "," : "") + cell(data(index(r, c)).toString());
-    out += "\n";
-  }
-  return out;
+  return table_to_csv(*this);
 }
 
 }  // namespace scalescope::gui

@@ -124,18 +124,7 @@ QVariant MeasuredModel::headerData(int section, Qt::Orientation o, int role) con
 }
 
 QString MeasuredModel::to_csv() const {
-  auto cell = [](QString s) {
-    if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace("\"", "\"\"") + '"';
-    return s;
-  };
-  QString out;
-  for (int c = 0; c < kNumColumns; ++c) out += (c ? "," : "") + cell(headerData(c, Qt::Horizontal).toString());
-  out += "\n";
-  for (int r = 0; r < rowCount(); ++r) {
-    for (int c = 0; c < kNumColumns; ++c) out += (c ? "," : "") + cell(data(index(r, c)).toString());
-    out += "\n";
-  }
-  return out;
+  return table_to_csv(*this);
 }
 
 ScalingTab::ScalingTab(const std::filesystem::path& measured_dir, QWidget* parent)

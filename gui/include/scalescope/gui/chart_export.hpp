@@ -1,9 +1,10 @@
-// Exporting one widget (a chart, a tab) as PNG or SVG, and the right-click "Export chart" menu
-// every chart view gets.
+// Exporting one widget (a chart, a tab) as PNG or SVG, the right-click "Export chart" menu every
+// chart view gets, and tables as CSV.
 #pragma once
 
 #include <QString>
 
+class QAbstractItemModel;
 class QWidget;
 
 namespace scalescope::gui {
@@ -16,5 +17,8 @@ bool export_widget(QWidget* w, const QString& file, QString* why = nullptr);
 
 /// Adds "Export chart as PNG... / SVG..." to `w`'s context menu; failures go to `errors` (may be null).
 void install_export_menu(QWidget* w, const QString& default_name, ErrorReporter* errors);
+
+/// RFC 4180 CSV of a whole table model: the horizontal header, then every row's display text.
+QString table_to_csv(const QAbstractItemModel& model);
 
 }  // namespace scalescope::gui
