@@ -55,13 +55,19 @@ int run_a100(const ValidateOptions& o) {
   }
   if (o.format == Format::csv) {
     Table t;
-    t.header = {"set", "group", "configuration", "measured", "predicted", "error", "fits_memory", "skipped"};
+    t.header = {"set", "group", "configuration", "measured", "predicted", "error", "fits_memory", "memory_GiB", "compute_ms", "tp_ms",
+                "pp_ms",  "dp_ms", "bubble_ms", "optimizer_ms", "skipped"};
     if (opts.fit) t.header.insert(t.header.begin() + 4, {"unfitted", "unfitted_error"});
     for (const auto& s : *sets) {
       for (const auto& r : s.rows) {
         const bool ok = r.skipped.empty();
         std::vector<std::string> row = {s.name, r.group, r.label, num(r.measured, 3), ok ? num(r.predicted, 3) : "",
-                                        ok ? num(r.ape(), 4) : "", r.fits_memory ? "true" : "false", r.skipped};
+                                        ok ? num(r.ape(), 4) : "", r.fits_memory ? "true" : "false"};
+        const RowBreakdown& b = r.breakdown;
+        for (double v : {r.memory_GiB, b.compute_ms, b.tp_ms, b.pp_ms, b.dp_ms, b.bubble_ms, b.optimizer_ms}) {
+          row.push_back(ok ? num(v, 3) : "");
+        }
+        row.push_back(r.skipped);
         if (opts.fit) row.insert(row.begin() + 4, {ok ? num(r.unfitted, 3) : "", ok ? num(r.ape_unfitted(), 4) : ""});
         t.rows.push_back(std::move(row));
       }

@@ -87,7 +87,7 @@ Plan megatron_plan(const RowConfig& c) {
   p.gbs = c.gbs;
   p.schedule = models::Schedule::one_f_one_b;
   p.recompute = models::Recompute::full;
-  p.precision = models::Precision::mixed;
+  p.precision = c.deepspeed_fp16 ? models::Precision::fp16 : models::Precision::mixed;
   p.bucket_MB = 1e9;  // one all-reduce of the whole contiguous gradient buffer ...
   p.overlap = false;  // ... after the backward (no bucketing, no overlap)
   return p;
@@ -173,6 +173,7 @@ ParsedSet parse_vtrain(const fs::path& file, bool multi) {
     c.dp = static_cast<int>(num(r, off + 8, file, line));
     c.pp = static_cast<int>(num(r, off + 9, file, line));
     c.vocab = 50257;
+    c.deepspeed_fp16 = true;
     char group[128];
     if (multi) {
       std::snprintf(group, sizeof group, "%sB h=%d L=%d, %d GPUs", r[0].c_str(), c.hidden, c.layers, c.gpus);
@@ -205,6 +206,7 @@ double predict_row(Rigs& rigs, const RowConfig& c, bool vtrain, ValidationRow& r
     return 0;
   }
   row.fits_memory = pred->fits_memory;
+  row.memory_GiB = pred->memory.total().value / (1024.0 * 1024.0 * 1024.0);
   using BP = BreakdownPart;
   const Breakdown& b = pred->sim.breakdown;
   row.breakdown = {1e3 * b.compute().value,          1e3 * b[BP::tp_comm].value,   1e3 * b[BP::pp_comm].value,

@@ -29,6 +29,7 @@ struct ValidationRow {
   /// `predicted` is that prediction).
   double unfitted = std::nan("");
   bool fits_memory = true;
+  double memory_GiB = std::nan("");  ///< predicted peak memory of the fullest rank
   std::string skipped;  ///< non-empty: why no prediction (then measured only)
   RowBreakdown breakdown;  ///< of `predicted` (iteration-time sets only)
   double ape() const { return predicted / measured - 1.0; }  ///< signed relative error

@@ -36,16 +36,23 @@ std::vector<std::string> common_assumptions(bool vtrain_rows, const SystemSpec& 
   }
   a.push_back("Attention: unfused (Megatron 2021 style: QK^T and AV batched GEMMs, fused scale-mask-softmax and "
               "dropout kernels, scores in memory), not FlashAttention.");
-  a.push_back("Training: mixed precision (16-bit compute, fp32 gradients all-reduced), Adam, full activation "
-              "recompute, 1F1B schedule, one gradient all-reduce of the whole buffer after the backward (no "
-              "bucketing, no overlap, as in Megatron-LM 2021 and vTrain's use_gradient_bucket: false).");
-  a.push_back("Fidelity: analytical, one representative pipeline (symmetric).");
-  if (vtrain_rows && base.vtrain_machine) {
-    a.push_back("Known gap: the symmetric analytical path gives one DP group a node's NICs to itself; on 4 NICs per "
-                "8 GPUs the concurrent DP groups (one per TP rank) share them, so DP time is about half of what flow "
-                "fidelity gives (checked on 39B tp=8,pp=2,dp=32,mbs=6: DP 0.83 s analytical, 1.67 s flow; step "
-                "14.58 s vs 15.57 s). Flow for all 109 rows took too long for this report.");
+  if (vtrain_rows) {
+    a.push_back("Training: Megatron-DeepSpeed fp16 (plan precision=fp16): fp16 weights and gradients, gradients "
+                "all-reduced in fp16 (DeepSpeed's communication_data_type defaults to fp16 when fp16 is enabled; "
+                "vTrain's own predictor counts 2-byte gradients, src/predictor.py), fp32 master weights and Adam; "
+                "full activation recompute, 1F1B schedule, one gradient all-reduce of the whole buffer after the "
+                "backward (no bucketing, no overlap: DeepSpeed's PipelineEngine reduces after the last backward; "
+                "vTrain's use_gradient_bucket: false).");
+  } else {
+    a.push_back("Training: mixed precision (16-bit compute, fp32 gradients all-reduced), Adam, full activation "
+                "recompute, 1F1B schedule, one gradient all-reduce of the whole buffer after the backward (no "
+                "bucketing, no overlap, as in Megatron-LM 2021).");
   }
+  a.push_back("Fidelity: analytical, one representative pipeline (symmetric). Collectives that run in lockstep "
+              "share links: the DP all-reduces of a stage's TP ranks (and the TP collectives of its DP replicas) "
+              "are declared concurrent, so e.g. on 4 NICs per 8 GPUs the DP groups of tp=8 get half a NIC each, "
+              "as a flow run of every rank gives (TaskGraph::set_concurrent; tested against flow fidelity in "
+              "tests/sim/collective_concurrent_test.cpp).");
   a.push_back("Model: GPT (ffn 4h, GeLU, LayerNorm, biases, learned positions, tied embeddings), vocabulary padded "
               "to a multiple of 128 x tp as Megatron does.");
   return a;

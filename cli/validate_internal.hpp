@@ -24,6 +24,9 @@ struct RowConfig {
   int gpus = 0, tp = 1, pp = 1, dp = 1, mbs = 1, gbs = 1;
   int hidden = 0, heads = 0, layers = 0, seq = 0;
   std::int64_t vocab = 0;
+  /// Megatron-DeepSpeed's fp16 engine (vTrain's rows): gradients reduced in fp16. Else Megatron-LM
+  /// 2021 as we assume Narayanan et al. ran it: fp32 gradients reduced.
+  bool deepspeed_fp16 = false;
 };
 
 /// The GPT model of a row (Megatron GPT: ffn 4h, GeLU, LayerNorm, biases, learned positions, tied embeddings).

@@ -30,12 +30,30 @@ RankEmitter::RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, i
     prev_ = plan_rank(p, (stage + p.pp - 1) % p.pp, dp_rank, tp_rank);
     next_ = plan_rank(p, (stage + 1) % p.pp, dp_rank, tp_rank);
   }
-  std::vector<int> ranks;
-  for (int i = 0; i < p.tp; ++i) ranks.push_back(plan_rank(p, stage, dp_rank, i));
-  tp_group_ = g_.intern_group(ranks);
-  ranks.clear();
-  for (int i = 0; i < p.dp; ++i) ranks.push_back(plan_rank(p, stage, i, tp_rank));
-  dp_group_ = g_.intern_group(ranks);
+  // A stage's groups of one kind run their collectives in lockstep: the TP groups of its dp ranks,
+  // the DP groups of its tp ranks. Declared as siblings, they share links at analytical fidelity.
+  auto tp_group_of = [&](int d) {
+    std::vector<int> ranks;
+    for (int i = 0; i < p.tp; ++i) ranks.push_back(plan_rank(p, stage, d, i));
+    return g_.intern_group(ranks);
+  };
+  auto dp_group_of = [&](int t) {
+    std::vector<int> ranks;
+    for (int i = 0; i < p.dp; ++i) ranks.push_back(plan_rank(p, stage, i, t));
+    return g_.intern_group(ranks);
+  };
+  auto declare = [&](GroupId self, int count, auto group_of) {
+    if (count < 2 || !g_.concurrent(self).empty()) return;  // declared by an earlier rank of the stage
+    std::vector<GroupId> siblings;
+    for (int i = 0; i < count; ++i) {
+      if (const GroupId s = group_of(i); s != self) siblings.push_back(s);
+    }
+    g_.set_concurrent(self, std::move(siblings));
+  };
+  tp_group_ = tp_group_of(dp_rank);
+  dp_group_ = dp_group_of(tp_rank);
+  if (p.tp > 1) declare(tp_group_, p.dp, tp_group_of);
+  if (p.dp > 1) declare(dp_group_, p.tp, dp_group_of);
 }
 
 std::uint64_t RankEmitter::key(int kind, std::uint32_t group_index, std::uint32_t& seq) const {

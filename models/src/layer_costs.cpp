@@ -43,6 +43,21 @@ PhaseCost PhaseCost::operator*(double k) const {
 double grad_bytes_per_element(Precision precision) { return precision == Precision::mixed ? 4.0 : 2.0; }
 
 namespace {
+/// HBM bytes per parameter of the optimizer step (gradient-norm read + Adam update).
+///   mixed: read fp32 grad (norm) 4 + fp32 grad 4, master 4+4, m 4+4, v 4+4, write 16-bit weight 2 = 34
+///   fp16:  the same with 16-bit gradients: 2 + 2 + 8 + 8 + 8 + 2 = 30
+///   bf16:  read grad (norm) 2 + grad 2, weight 2+2, m 2+2, v 2+2 = 16
+double optimizer_bytes_per_param(Precision p) {
+  switch (p) {
+    case Precision::mixed: return 34.0;
+    case Precision::fp16: return 30.0;
+    case Precision::bf16: return 16.0;
+  }
+  return 34.0;
+}
+}  // namespace
+
+namespace {
 
 using i64 = std::int64_t;
 
@@ -199,14 +214,17 @@ EdgeCost edge_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, con
 }
 
 PhaseCost optimizer_cost(double params, Precision precision, const ComputeModel& m) {
-  const double per_param = precision == Precision::mixed ? 34.0 : 16.0;
+  const double per_param = optimizer_bytes_per_param(precision);
   PhaseCost c;
   if (params <= 0.0) return c;
   if (m.framework() == KernelFramework::pytorch_eager) {
-    memory_kernel(c, m, Bytes(params * (precision == Precision::mixed ? 28.0 : 14.0)));  // fused AdamW
+    // fused AdamW (torch.optim, fp32 parameters under autocast): 28 bytes per parameter; 16-bit
+    // gradients read 2 fewer; pure bf16 half of mixed.
+    const double fused = precision == Precision::mixed ? 28.0 : precision == Precision::fp16 ? 26.0 : 14.0;
+    memory_kernel(c, m, Bytes(params * fused));
     return c;
   }
-  const double grad = precision == Precision::mixed ? 4.0 : 2.0;
+  const double grad = grad_bytes_per_element(precision);
   memory_kernel(c, m, Bytes(params * grad));                    // gradient norm (clipping)
   memory_kernel(c, m, Bytes(params * (per_param - grad)));      // Adam update
   return c;

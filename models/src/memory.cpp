@@ -21,6 +21,7 @@ std::string_view to_string(Framework f) {
 
 StateBytesPerParam state_bytes_per_param(Precision precision, Framework framework) {
   if (precision == Precision::bf16) return {2, 2, 4};
+  if (precision == Precision::fp16) return {2, 2, 12};  // fp16 weights and gradients; fp32 master + Adam
   switch (framework) {
     case Framework::megatron:
       return {2, 4, 12};

@@ -32,7 +32,20 @@ std::string_view to_string(Recompute r) {
   }
   return "?";
 }
-std::string_view to_string(Precision p) { return p == Precision::mixed ? "mixed" : "bf16"; }
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::mixed: return "mixed";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+  }
+  return "?";
+}
+
+namespace {
+Precision precision_of(std::string_view name) {
+  return name == "mixed" ? Precision::mixed : name == "bf16" ? Precision::bf16 : Precision::fp16;
+}
+}  // namespace
 
 namespace {
 
@@ -157,7 +170,7 @@ Expected<Plan> parse_plan(std::string_view text, const std::string& source) {
       else if (key == "sp")
         p.sp = f.boolean();
       else if (key == "precision")
-        p.precision = f.choice({"mixed", "bf16"}) == "mixed" ? Precision::mixed : Precision::bf16;
+        p.precision = precision_of(f.choice({"mixed", "bf16", "fp16"}));
       else if (key == "bucket_MB")
         p.bucket_MB = f.positive_number();
       else if (key == "overlap")
@@ -207,7 +220,7 @@ Expected<Plan> plan_from_json(const Json& json, const std::string& file) {
       p.recompute = recompute_of(r->as_enum({"none", "selective", "full"}));
     p.sp = c.get_bool("sp", false);
     if (auto pr = c.find("precision")) {
-      p.precision = pr->as_enum({"mixed", "bf16"}) == "mixed" ? Precision::mixed : Precision::bf16;
+      p.precision = precision_of(pr->as_enum({"mixed", "bf16", "fp16"}));
     }
     if (auto b = c.find("bucket_MB")) p.bucket_MB = b->as_positive_number();
     p.overlap = c.get_bool("overlap", true);

@@ -256,4 +256,46 @@ CollResult CollectiveModel::analytical(CollOp op, std::span<const int> ranks, By
   return impl_->result(op, *g, ch, size.value, ch.time_s);
 }
 
+CollResult CollectiveModel::analytical_concurrent(CollOp op, std::span<const int> ranks,
+                                                 std::span<const std::span<const int>> siblings, Bytes size) const {
+  auto g = impl_->group(ranks);
+  if (g->n < 2 || siblings.empty()) return analytical(op, ranks, size);
+  coll::Choice ch = impl_->choose(op, *g, size.value, {}, {});
+  // Unit flows per link of every group's pattern (channels 0..c-1, as the pattern's own share).
+  std::vector<int> flows(static_cast<std::size_t>(impl_->cluster.num_links()), 0);
+  auto add = [&](coll::Group& grp) {
+    const coll::Pattern& pat = impl_->pattern(grp, op, ch.algorithm);
+    const int c = std::min(ch.channels, pat.channels());
+    for (std::uint32_t r = 0; r < pat.routes_in(c); ++r)
+      for (int l : pat.route(r)) ++flows[static_cast<std::size_t>(l)];
+  };
+  add(*g);
+  // Only siblings with a rank on one of the group's nodes are counted: they meet its flows on the
+  // node's NICs, PCIe switches and NVLinks. Siblings on other nodes could only meet them in the
+  // fabric, where a non-blocking fat tree leaves them apart (flow fidelity routes them all).
+  const Cluster& cl = impl_->cluster;
+  std::vector<int> nodes;
+  for (int r : ranks) nodes.push_back(cl.node_of(r));
+  std::sort(nodes.begin(), nodes.end());
+  for (auto s : siblings) {
+    assert(s.size() == ranks.size() && "analytical_concurrent: siblings must have the group's size");
+    const bool shares_node =
+        std::any_of(s.begin(), s.end(), [&](int r) { return std::binary_search(nodes.begin(), nodes.end(), cl.node_of(r)); });
+    if (!shares_node) continue;
+    auto sg = impl_->group(s);
+    if (sg->n >= 2) add(*sg);
+  }
+  coll::Share share;
+  for (std::size_t l = 0; l < flows.size(); ++l) {
+    if (flows[l] == 0) continue;
+    const double r = impl_->usable[l] / flows[l];
+    if (r < share.rate * (1.0 - 1e-12)) share = coll::Share{r, static_cast<int>(l), flows[l]};
+  }
+  ch.share = share;
+  ch.cap_binds = ch.unit_cap <= share.rate;
+  ch.rate = std::min(share.rate, ch.unit_cap);
+  ch.time_s = ch.base_s + ch.hops_s + (ch.unit_wire_bytes > 0.0 ? ch.unit_wire_bytes / ch.rate : 0.0);
+  return impl_->result(op, *g, ch, size.value, ch.time_s);
+}
+
 }  // namespace scalescope

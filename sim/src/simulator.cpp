@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/collective.hpp"
@@ -114,6 +115,16 @@ Expected<bool> Runner::check_against_cluster() {
     if (auto why = model_.check(t.op, g_.group(t.a))) {
       return input_error("task graph", "",
                          g_.describe(first) + ": the collective model cannot run it: " + *why);
+    }
+    for (GroupId s : g_.concurrent(t.a)) {
+      if (g_.group(s).size() != g_.group(t.a).size()) {
+        return input_error("task graph", "", g_.describe(first) + ": a concurrent sibling group has " +
+                                                 std::to_string(g_.group(s).size()) + " ranks, the group " +
+                                                 std::to_string(g_.group(t.a).size()));
+      }
+      if (auto why = model_.check(t.op, g_.group(s))) {
+        return input_error("task graph", "", g_.describe(first) + ": its concurrent sibling group: " + *why);
+      }
     }
   }
   for (TaskId i = 0; i < g_.size(); ++i) {
@@ -243,7 +254,16 @@ SimTime Runner::collective_ns(const Task& t) {
   const CostKey key{static_cast<std::uint32_t>(t.op) << 28 ^ t.a, 0xFFFFFFFFu, t.amount};
   auto it = coll_cost_.find(key);
   if (it != coll_cost_.end()) return it->second;
-  const SimTime ns = to_sim_time(model_.analytical(t.op, g_.group(t.a), t.bytes()).time);
+  const auto siblings = opt_.concurrent_collectives ? g_.concurrent(t.a) : std::span<const GroupId>{};
+  SimTime ns = 0;
+  if (siblings.empty()) {
+    ns = to_sim_time(model_.analytical(t.op, g_.group(t.a), t.bytes()).time);
+  } else {
+    std::vector<std::span<const int>> groups;
+    groups.reserve(siblings.size());
+    for (GroupId s : siblings) groups.push_back(g_.group(s));
+    ns = to_sim_time(model_.analytical_concurrent(t.op, g_.group(t.a), groups, t.bytes()).time);
+  }
   coll_cost_.emplace(key, ns);
   return ns;
 }

@@ -171,6 +171,18 @@ std::span<const int> TaskGraph::group(GroupId g) const {
       .subspan(group_offsets_[g], group_offsets_[g + 1] - group_offsets_[g]);
 }
 
+void TaskGraph::set_concurrent(GroupId g, std::vector<GroupId> siblings) {
+  assert(g < num_groups() && "TaskGraph: unknown GroupId");
+  for ([[maybe_unused]] GroupId s : siblings) assert(s < num_groups() && s != g && "TaskGraph: bad sibling group");
+  if (concurrent_.size() <= g) concurrent_.resize(static_cast<std::size_t>(g) + 1);
+  concurrent_[g] = std::move(siblings);
+}
+
+std::span<const GroupId> TaskGraph::concurrent(GroupId g) const {
+  if (g >= concurrent_.size()) return {};
+  return concurrent_[g];
+}
+
 void TaskGraph::set_stream_name(int stream, std::string name) {
   assert(stream >= 0 && stream < 256 && "TaskGraph: stream must be in 0..255");
   if (stream_names_.size() <= static_cast<std::size_t>(stream))

@@ -232,6 +232,33 @@ TEST(Builder, TensorParallelismAddsFourAllReducesPerLayerAndMicrobatch) {
   EXPECT_EQ(bytes, 2 * 14 * (2.0 * 2048 * 2048 * 2));
 }
 
+TEST(Builder, DeclaresTheStagesLockstepGroupsAsConcurrentSiblings) {
+  // tp=2, dp=2, pp=2 on 8 GPUs (Megatron order: rank = tp_rank + 2 dp_rank + 4 stage). The symmetric
+  // graph holds only ranks 0 and 4, but declares for stage 0's TP group {0,1} the other replica's
+  // {2,3}, and for its DP group {0,2} the other TP rank's {1,3}; likewise {4,5}/{6,7} and {4,6}/{5,7}.
+  const Rig r = one_node();
+  auto g = build_task_graph(gpt(4, 1024), plan("tp=2,pp=2,dp=2,mbs=1,gbs=4"), r.cluster, r.compute);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  auto siblings_of = [&](std::vector<int> ranks) {
+    std::vector<std::vector<int>> out;
+    for (GroupId gid = 0; gid < g->num_groups(); ++gid) {
+      const auto grp = g->group(gid);
+      if (std::vector<int>(grp.begin(), grp.end()) != ranks) continue;
+      for (GroupId s : g->concurrent(gid)) out.emplace_back(g->group(s).begin(), g->group(s).end());
+    }
+    return out;
+  };
+  using V = std::vector<std::vector<int>>;
+  EXPECT_EQ(siblings_of({0, 1}), (V{{2, 3}}));
+  EXPECT_EQ(siblings_of({0, 2}), (V{{1, 3}}));
+  EXPECT_EQ(siblings_of({4, 5}), (V{{6, 7}}));
+  EXPECT_EQ(siblings_of({4, 6}), (V{{5, 7}}));
+  // Without tensor or data parallelism there is nothing to declare.
+  auto lone = build_task_graph(gpt(4, 1024), plan("pp=2,mbs=1,gbs=4"), r.cluster, r.compute);
+  ASSERT_TRUE(lone.has_value());
+  for (GroupId gid = 0; gid < lone->num_groups(); ++gid) EXPECT_TRUE(lone->concurrent(gid).empty());
+}
+
 TEST(Builder, SequenceParallelismReplacesEachAllReduceByAllGatherAndReduceScatter) {
   const Rig r = one_node();
   BuildOptions o;

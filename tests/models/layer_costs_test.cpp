@@ -96,6 +96,8 @@ TEST(LayerCosts, OptimizerMovesThirtyFourBytesPerParameterInMixedPrecision) {
   const ComputeModel m = model_without_launch_cost();
   EXPECT_NEAR(optimizer_cost(1e9, Precision::mixed, m).time.value, 34e9 / (2039e9 * 0.7), 1e-12);
   EXPECT_NEAR(optimizer_cost(1e9, Precision::bf16, m).time.value, 16e9 / (2039e9 * 0.7), 1e-12);
+  // fp16: the mixed bytes with 16-bit gradients read twice (norm, update): 34 - 2 * 2 = 30.
+  EXPECT_NEAR(optimizer_cost(1e9, Precision::fp16, m).time.value, 30e9 / (2039e9 * 0.7), 1e-12);
 }
 
 TEST(LayerCosts, LmHeadForwardIsTheLogitsGemmOverTheVocabularyShard) {

@@ -35,6 +35,17 @@ TEST(Memory, ZeroStagesMatchRajbhandariFigure1) {
   EXPECT_NEAR(model_state_bytes(psi, 2, 64, per).total().value / 1e9, 16.6, 0.05);
 }
 
+TEST(Memory, Fp16PrecisionHoldsSixteenBitWeightsAndGradientsAndFp32AdamStates) {
+  // DeepSpeed fp16: fp16 weights 2 + fp16 gradients 2 + fp32 master, momentum, variance 12 = the
+  // K = 12 of Rajbhandari et al. (2+2+K bytes per parameter), whatever the framework.
+  for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torch_amp}) {
+    const auto per = state_bytes_per_param(Precision::fp16, f);
+    EXPECT_EQ(per.weights, 2);
+    EXPECT_EQ(per.grads, 2);
+    EXPECT_EQ(per.optimizer, 12);
+  }
+}
+
 TEST(Memory, MegatronDistributedOptimizerBytesPerParam) {
   // Megatron-LM distributed optimizer docs: bf16 params + fp32 grads: 18 bytes/param, or 6 + 12/d
   // when the optimizer is distributed; fp32 params + fp32 grads: 16, or 8 + 8/d. d = 8.

@@ -1,5 +1,6 @@
 // Tests for plan parsing (text and JSON) and for each validation rule.
 #include "scalescope/models/plan.hpp"
+#include "scalescope/models/layer_costs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,21 @@ TEST(PlanParse, TextRoundTripAndJson) {
   auto j = plan_from_json(to_json(p), "p.json");
   ASSERT_TRUE(j.has_value()) << j.error().str();
   EXPECT_EQ(*j, p);
+}
+
+TEST(PlanParse, Fp16PrecisionRoundTripsAndHasSixteenBitGradients) {
+  const Plan p = parse_ok("tp=2,gbs=8,precision=fp16");
+  EXPECT_EQ(p.precision, Precision::fp16);
+  EXPECT_EQ(parse_ok(to_string(p)), p);
+  auto j = plan_from_json(to_json(p), "p.json");
+  ASSERT_TRUE(j.has_value()) << j.error().str();
+  EXPECT_EQ(j->precision, Precision::fp16);
+  // Gradients are reduced in 16 bits (2 bytes per element), mixed reduces fp32 (4).
+  EXPECT_EQ(grad_bytes_per_element(Precision::fp16), 2.0);
+  EXPECT_EQ(grad_bytes_per_element(Precision::mixed), 4.0);
+  auto bad = parse_plan("gbs=8,precision=fp8");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().str().find("fp16"), std::string::npos) << bad.error().str();
 }
 
 TEST(PlanParse, JsonFileErrorsNameFileAndPath) {

@@ -17,9 +17,11 @@ enum class Schedule {
   interleaved
 };                                               ///< names in files: gpipe | 1f1b | interleaved
 enum class Recompute { none, selective, full };  ///< Korthikanti et al. 2022 terms
-/// mixed: 16-bit compute with fp32 master weights (bytes per parameter depend on the framework,
-/// see memory.hpp); bf16: pure bf16 weights, gradients and Adam moments, no fp32 master copy.
-enum class Precision { mixed, bf16 };
+/// mixed: 16-bit compute with fp32 master weights and fp32 gradients (reduced in fp32; bytes per
+/// parameter depend on the framework, see memory.hpp); bf16: pure bf16 weights, gradients and Adam
+/// moments, no fp32 master copy; fp16: 16-bit weights and gradients (reduced in 16 bits, as
+/// DeepSpeed's fp16 engine and Megatron-LM's fp16 default do) with fp32 master weights and Adam.
+enum class Precision { mixed, bf16, fp16 };
 
 /// How one training iteration is split over tp * pp * dp GPUs.
 struct Plan {

@@ -87,6 +87,17 @@ class CollectiveModel {
   CollResult analytical(CollOp op, std::span<const int> ranks, Bytes size, std::optional<Algorithm> algorithm = {},
                         std::optional<Protocol> protocol = {}) const;
 
+  /// analytical() while each of `siblings` (rank groups disjoint from `ranks` and from each other)
+  /// runs the same op on the same size at the same time, as the data-parallel groups of a stage's
+  /// tensor-parallel ranks do. The algorithm, protocol and channels are those chosen for `ranks`
+  /// alone (NCCL's tuner does not see other communicators); the rate is the slowest unit flow's
+  /// max-min share with every group's unit flows on the links, e.g. two groups whose rings leave a
+  /// node through the same NIC get half of it each. Equals analytical() when nothing is shared.
+  /// Siblings with no rank on the group's nodes are left out (they could meet its flows only in the
+  /// fabric; flow fidelity routes everything).
+  CollResult analytical_concurrent(CollOp op, std::span<const int> ranks,
+                                   std::span<const std::span<const int>> siblings, Bytes size) const;
+
   /// Usable capacity of every directed link (raw * link_efficiency of its class): build the
   /// FlowNetwork that start() runs on from these.
   std::vector<BytesPerSecond> effective_capacities() const;

@@ -137,6 +137,11 @@ struct SimOptions {
   /// still meets PXN-routed inter-node traffic in reality) that makes TP-heavy graphs of all ranks
   /// tractable: TP all-reduces as flows cost ~100 flow events each. Off by default.
   bool analytical_intra_node = false;
+  /// Collectives costed analytically share links with the sibling groups the graph declares
+  /// (TaskGraph::set_concurrent), so that e.g. the data-parallel all-reduces of all tensor-parallel
+  /// ranks split the node's NICs as they do when all ranks run. Off: every collective has the
+  /// network to itself (the model before 2026-11; kept for comparison).
+  bool concurrent_collectives = true;
 };
 
 /// Runs one iteration. Deterministic: the same inputs give the same result. Thread-safe for

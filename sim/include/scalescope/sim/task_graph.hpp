@@ -118,6 +118,15 @@ class TaskGraph {
   GroupId intern_group(std::span<const int> ranks);
   std::span<const int> group(GroupId g) const;
   std::size_t num_groups() const { return group_offsets_.size() - 1; }
+  /// Declares that every collective on `g` runs at the same time as the same collective (op, size)
+  /// on each of `siblings`: groups of other ranks doing the same work in lockstep, such as the
+  /// data-parallel groups of the other tensor-parallel ranks of a pipeline stage. Siblings need not
+  /// be present in the graph. Analytical costs then share links with them (see
+  /// CollectiveModel::analytical_concurrent); flow fidelity runs what is present and ignores this.
+  /// Replaces an earlier declaration for `g`.
+  void set_concurrent(GroupId g, std::vector<GroupId> siblings);
+  /// The siblings declared for `g` (empty if none).
+  std::span<const GroupId> concurrent(GroupId g) const;
 
   /// Names a stream for traces ("compute", "tp-comm", ...); unnamed streams print as "stream N".
   void set_stream_name(int stream, std::string name);
@@ -168,6 +177,7 @@ class TaskGraph {
   std::vector<int> group_ranks_;
   std::vector<std::uint32_t> group_offsets_{0};
   std::unordered_map<std::string, GroupId> group_index_;  // key: the ranks' bytes
+  std::vector<std::vector<GroupId>> concurrent_;          // by GroupId; shorter when none declared
   std::vector<std::uint64_t> instance_keys_;
   std::unordered_map<std::uint64_t, std::uint32_t> instance_slot_;
   std::vector<std::string> stream_names_;
