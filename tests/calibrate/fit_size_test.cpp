@@ -5,36 +5,18 @@
 #include <cmath>
 
 #include "scalescope/calibrate/fit.hpp"
+#include "synthetic_profile.hpp"
 
 namespace scalescope::calib {
 namespace {
 
-Cluster h200x4() {
-  auto c = load_cluster(std::string(SCALESCOPE_SOURCE_DIR) + "/topologies/hgx-h200-4.json");
-  EXPECT_TRUE(c) << (c ? "" : c.error().str());
-  return std::move(c).value();
-}
+using testing::h200x4;
 
 /// Rows 8 B .. 1 GiB (x2) of `op` on each group size: the datasheet model's time x slow(n, bytes).
 Profile rows_times(const Cluster& c, CollOp op, const std::vector<int>& groups,
                    const std::function<double(int, double)>& slow) {
   const CollectiveModel model(c, datasheet_collective_params());
-  Profile p;
-  p.file = "synthetic.json";
-  for (int n : groups) {
-    CollEntry e;
-    e.op = std::string(to_string(op));
-    e.nranks = n;
-    for (int i = 0; i < n; ++i) e.ranks.push_back(i);
-    for (double s = 8; s <= 1024.0 * 1024 * 1024; s *= 2) {
-      CollRow r;
-      r.bytes = s;
-      r.time_us = model.analytical(op, e.ranks, Bytes(s)).time.value * 1e6 * slow(n, s);
-      e.rows.push_back(r);
-    }
-    p.collectives.push_back(std::move(e));
-  }
-  return p;
+  return testing::model_rows(model, {op}, groups, [&](CollOp, int n, double s) { return slow(n, s); });
 }
 
 TEST(SizeEfficiencyFit, OneGroupSizeIsReproducedAtEveryMeasuredSize) {

@@ -7,17 +7,12 @@
 #include <random>
 
 #include "scalescope/calibrate/fit.hpp"
+#include "synthetic_profile.hpp"
 
 namespace scalescope::calib {
 namespace {
 
-const std::string kTopo = std::string(SCALESCOPE_SOURCE_DIR) + "/topologies/hgx-h200-4.json";
-
-Cluster h200x4() {
-  auto c = load_cluster(kTopo);
-  EXPECT_TRUE(c) << (c ? "" : c.error().str());
-  return std::move(c).value();
-}
+using testing::h200x4;
 
 /// Parameters the synthetic data is generated with (different from the datasheet ones).
 CollectiveParams truth() {
@@ -48,24 +43,7 @@ Profile synthetic(const Cluster& c, const CollectiveParams& params, const std::v
   const CollectiveModel model(c, params);
   std::mt19937 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  Profile p;
-  p.file = "synthetic.json";
-  for (CollOp op : ops) {
-    for (int n : groups) {
-      CollEntry e;
-      e.op = std::string(to_string(op));
-      e.nranks = n;
-      for (int i = 0; i < n; ++i) e.ranks.push_back(i);
-      for (double s = 8; s <= 1024.0 * 1024 * 1024; s *= 2) {
-        CollRow r;
-        r.bytes = s;
-        r.time_us = model.analytical(op, e.ranks, Bytes(s)).time.value * 1e6 * std::exp(noise * normal(rng));
-        e.rows.push_back(r);
-      }
-      p.collectives.push_back(std::move(e));
-    }
-  }
-  return p;
+  return testing::model_rows(model, ops, groups, [&](CollOp, int, double) { return std::exp(noise * normal(rng)); });
 }
 
 double value_of(const FitResult& f, const std::string& name) {

@@ -66,6 +66,19 @@ def analyse(trace_path, steps):
             "top_kernels_s_per_step": [[n, round(v * per, 6)] for n, v in by_name.most_common(25)]}
 
 
+def timed_steps(torch, dist, runner, steps):
+    """Wall time of each of `steps` training steps, every one started in step across ranks."""
+    walls = []
+    for _ in range(steps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        runner.step()
+        torch.cuda.synchronize()
+        walls.append(time.perf_counter() - t0)
+    return walls
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
@@ -115,25 +128,11 @@ def main():
                 runner.step()
             torch.cuda.synchronize()
             dist.barrier()
-            walls = []
             from torch.profiler import ProfilerActivity, profile
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                for _ in range(args.steps):
-                    dist.barrier()
-                    torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    runner.step()
-                    torch.cuda.synchronize()
-                    walls.append(time.perf_counter() - t0)
+                walls = timed_steps(torch, dist, runner, args.steps)
             # unprofiled wall time too: the profiler adds host overhead per op
-            plain = []
-            for _ in range(args.steps):
-                dist.barrier()
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                runner.step()
-                torch.cuda.synchronize()
-                plain.append(time.perf_counter() - t0)
+            plain = timed_steps(torch, dist, runner, args.steps)
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
             path = tmp.name
         prof.export_chrome_trace(path)
