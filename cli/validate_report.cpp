@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "validate_a100.hpp"
@@ -23,6 +26,38 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The tensor-parallel degree in a row label ("tp=4,pp=8,..."), 0 if none.
+int tp_of(const std::string& label) {
+  const auto at = label.find("tp=");
+  return at == std::string::npos ? 0 : std::atoi(label.c_str() + at + 3);
+}
+
+/// Rank correlation inside each group split by tensor-parallel degree (subsets of 4 or more rows): shows
+/// whether a group's ranking fails across TP degrees or within one.
+std::string spearman_by_tp(const ValidationSet& s) {
+  std::map<std::pair<std::string, int>, std::pair<std::vector<double>, std::vector<double>>> by;
+  std::vector<std::string> order;
+  for (const auto& r : s.rows) {
+    if (!r.skipped.empty()) continue;
+    if (std::find(order.begin(), order.end(), r.group) == order.end()) order.push_back(r.group);
+    auto& [m, p] = by[{r.group, tp_of(r.label)}];
+    m.push_back(r.measured);
+    p.push_back(r.predicted);
+  }
+  std::string o = "\nSpearman inside each group by tensor-parallel degree (subsets of 4 or more rows; predictions as in "
+                  "the last Spearman column):\n\n| group | tp | rows | Spearman | mean signed error |\n|---|---|---|---|---|\n";
+  for (const auto& g : order) {
+    for (const auto& [key, mp] : by) {
+      if (key.first != g || mp.first.size() < 4) continue;
+      double signed_sum = 0.0;
+      for (std::size_t i = 0; i < mp.first.size(); ++i) signed_sum += mp.second[i] / mp.first[i] - 1.0;
+      o += "| " + g + " | " + std::to_string(key.second) + " | " + std::to_string(mp.first.size()) + " | " +
+           f(spearman(mp.first, mp.second), 3) + " | " + pct(signed_sum / static_cast<double>(mp.first.size())) + " |\n";
+    }
+  }
+  return o;
 }
 
 struct Summary {
@@ -118,6 +153,7 @@ std::string validation_report_markdown(const std::vector<ValidationSet>& sets, c
         if (fit) o += pct(g.mape_unfitted) + " | " + f(g.spearman_unfitted, 3) + " | ";
         o += pct(g.mape) + " | " + f(g.spearman, 3) + " |\n";
       }
+      if (s.name == "vtrain-multi") o += spearman_by_tp(s);
     }
     if (s.rows.size() > 200) {
       o += "\n(" + std::to_string(s.rows.size()) + " rows; per-row values: `scalescope validate a100 --set " + s.name +

@@ -2,6 +2,7 @@
 // counted by hand from validation/harness/model.py and parallel.py (table in layer_costs.hpp). Their
 // kernels are priced by ComputeModel::eager_memory_bound (elementwise bandwidth x eager bandwidth factor,
 // 1 unless fitted; validation/make_report.py fits it on single-GPU H200 runs only).
+#include <algorithm>
 #include <cassert>
 
 #include "scalescope/models/counts.hpp"
@@ -15,11 +16,35 @@ namespace {
 struct EagerMode {
   double a = 4.0;        ///< residual stream bytes per element (autocast: fp32; FSDP2 bf16: 2)
   bool autocast = true;  ///< fp32 inputs cast to bf16 before each linear, fp32 weights cast per forward
+  int gathers = 0;       ///< FSDP2 all-gathers per micro-batch: 1 (zero=2), 2 (zero=3: again for the backward)
+  double shards = 1.0;   ///< FSDP2 shard count (dp)
 };
 
+// The harness runs zero=2 and zero=3 both as FSDP2 fully_shard with MixedPrecisionPolicy(param bf16,
+// reduce fp32) and no autocast (validation/harness/parallel.py); reshard_after_forward only for zero=3.
 EagerMode mode_of(const Plan& p) {
-  if (p.zero == 3) return {2.0, false};
-  return {4.0, true};
+  if (p.zero >= 2) return {2.0, false, p.zero == 3 ? 2 : 1, static_cast<double>(std::max(1, p.dp))};
+  return {4.0, true, 0, 1.0};
+}
+
+/// FSDP2 traffic per parameter of a fully_shard unit and per micro-batch (torch 2.11
+/// _fsdp_collectives.py), n shards:
+///   each all-gather: copy-in, the fp32 shard cast to bf16 into the gather buffer (read 4/n, write 2/n),
+///     and copy-out, split_with_sizes_copy into the unsharded bf16 parameters (read 2, write 2);
+///   reduce-scatter copy-in: chunk_cat of the bf16 gradient into the fp32 reduce buffer (read 2, write 4);
+///   accumulation of the reduced fp32 shard into the sharded .grad (read 4/n + 4/n, write 4/n; the first
+///     micro-batch assigns instead, counted anyway as the autocast grad accumulation is).
+/// The forward gathers once; the backward gathers again under zero=3 (reshard_after_forward), except
+/// for the root unit (embedding, final norm, head), which FSDP2 never reshards after forward.
+struct Fsdp2Bytes {
+  double fwd = 0.0, bwd = 0.0;
+  int fwd_kernels = 0, bwd_kernels = 0;
+};
+Fsdp2Bytes fsdp2_bytes(const EagerMode& md, bool root) {
+  const double gather = 6.0 / md.shards + 4.0;
+  const double reduce = 6.0 + 12.0 / md.shards;
+  const bool regather = md.gathers >= 2 && !root;
+  return {gather, (regather ? gather : 0.0) + reduce, 2, regather ? 4 : 2};
 }
 
 /// Adds a row of `per_token` bytes x t tokens plus `fixed` bytes per micro-batch.
@@ -71,14 +96,16 @@ std::vector<EagerRow> eager_layer_rows(const ModelSpec& s, const Plan& p) {
   // Weights (per micro-batch, per parameter of this rank's linears):
   //   autocast: fwd cast fp32 -> bf16 (6); bwd cast of the bf16 wgrad to fp32 (6) + accumulation into
   //   .grad (read 4 + 4, write 4 = 12; the first micro-batch steals the tensor, counted anyway).
-  //   FSDP2 (zero=3, bf16 params): all-gather copy-out of the bf16 parameter (read 2, write 2) before the
-  //   forward and again before the backward (reshard_after_forward), and the reduce-scatter copy-in of
-  //   the bf16 grad into the fp32 reduce buffer (read 2, write 4).
+  //   FSDP2 (zero=2/3, bf16 params): fsdp2_bytes() above.
   const double wparams = (static_cast<double>(s.hidden) * (Q + 2 * K) + Q * static_cast<double>(s.hidden) +
                           (fc1_inputs + 1) * F * static_cast<double>(s.hidden));
   if (md.autocast) row(rows, "weight casts and grad accumulation", 1.0, 6 * wparams, 4 + fc1_inputs, 18 * wparams,
                        2 * (4 + fc1_inputs));
-  else row(rows, "FSDP2 gather copy-out and reduce copy-in", 1.0, 4 * wparams, 1, 10 * wparams, 2);
+  else {
+    const Fsdp2Bytes w = fsdp2_bytes(md, false);
+    row(rows, "FSDP2 gather copies and reduce copy-in", 1.0, w.fwd * wparams, w.fwd_kernels, w.bwd * wparams,
+        w.bwd_kernels);
+  }
   return rows;
 }
 
@@ -96,12 +123,18 @@ std::vector<EagerRow> eager_edge_rows(const ModelSpec& s, const Plan& p, bool he
     // scatter, log_softmax backward (read 4 + 4, write 4), cast back to bf16 (4 + b).
     row(rows, "fp32 cross entropy", t, (b + 4) * V + 8 * V, 3, 4 * V + 12 * V + (4 + b) * V, 4);
     if (md.autocast) row(rows, "head weight cast and grad accumulation", 1.0, 6 * V * H, 1, 18 * V * H, 2);
-    else row(rows, "head FSDP2 copy-out and reduce copy-in", 1.0, 4 * V * H, 1, 10 * V * H, 2);
+    else {
+      const Fsdp2Bytes w = fsdp2_bytes(md, true);
+      row(rows, "head FSDP2 gather copies and reduce copy-in", 1.0, w.fwd * V * H, w.fwd_kernels, w.bwd * V * H,
+          w.bwd_kernels);
+    }
   } else {
     // nn.Embedding in the parameter dtype (fp32 under autocast): gather read + write a per element; bwd
     // embedding_dense_backward: zero-fill the V x H grad (a), index-add the t rows (read 2a, write a),
-    // plus (autocast) accumulation into .grad (12 per parameter).
-    row(rows, "embedding", t, 2 * a * H, 1, 3 * a * H, 3, 0.0, a * V * H + (md.autocast ? 12 * V * H : 6 * V * H));
+    // plus (autocast) accumulation into .grad (12 per parameter) or (FSDP2) the root unit's gather copies and
+    // reduce copy-in (fsdp2_bytes).
+    const Fsdp2Bytes w = md.autocast ? Fsdp2Bytes{0.0, 12.0, 0, 0} : fsdp2_bytes(md, true);
+    row(rows, "embedding", t, 2 * a * H, 1, 3 * a * H, 3, w.fwd * V * H, a * V * H + w.bwd * V * H);
     if (s.positional == Positional::learned) row(rows, "learned positions", t, 3 * a * H, 1, 0.0, 0);
   }
   return rows;

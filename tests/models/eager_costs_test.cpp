@@ -28,7 +28,7 @@ ModelSpec llama1b() {
 Plan plan(int zero, int tp = 1) {
   Plan p;
   p.tp = tp;
-  p.dp = zero == 3 ? 2 : 1;
+  p.dp = zero >= 2 ? 2 : 1;
   p.zero = zero;
   p.mbs = 1;
   p.gbs = 16;
@@ -64,13 +64,24 @@ TEST(EagerCosts, AutocastLayerBytesMatchTheHandCountFromTheHarness) {
 }
 
 TEST(EagerCosts, Fsdp2Bf16LayerHasNoCastsAndABf16ResidualStream) {
-  // zero=3: a = 2, no casts. Forward per token: norms 2*2*2*2048 = 16384; residual 2*(4+2)*2048 = 24576;
-  // rope 51200; swiglu 81920 -> 174,080; weights 4 B each (all-gather copy-out).
+  // zero=3 on 2 shards: a = 2, no casts. Forward per token: norms 2*2*2*2048 = 16384; residual
+  // 2*(4+2)*2048 = 24576; rope 51200; swiglu 81920 -> 174,080. Weights, per parameter: one all-gather =
+  // copy-in cast of the fp32 shard (6/2) + copy-out (4) = 7 B.
   // Backward: norms 2*5*2*2048 = 40960; residual 2*(0+6)*2048 = 24576; grad sums 3*3*2*2048 = 36864;
-  // rope 51200; layout 10240; swiglu 147456 -> 311,296 per token; weights 10 B each.
+  // rope 51200; layout 10240; swiglu 147456 -> 311,296 per token. Weights: the second all-gather (7) +
+  // reduce-scatter copy-in to fp32 (6) + accumulation into the sharded fp32 grad (12/2) = 19 B.
   const Totals t = sum(eager_layer_rows(llama1b(), plan(3)));
-  EXPECT_DOUBLE_EQ(t.fwd, 174080.0 * 4096 + kRopeTables + 4 * kLayerWeights);
-  EXPECT_DOUBLE_EQ(t.bwd, 311296.0 * 4096 + 10 * kLayerWeights);
+  EXPECT_DOUBLE_EQ(t.fwd, 174080.0 * 4096 + kRopeTables + 7 * kLayerWeights);
+  EXPECT_DOUBLE_EQ(t.bwd, 311296.0 * 4096 + 19 * kLayerWeights);
+}
+
+TEST(EagerCosts, Fsdp2WithoutReshardAfterForwardGathersOncePerMicroBatch) {
+  // zero=2 is FSDP2 with reshard_after_forward=False in the harness: the same bf16 activations as zero=3,
+  // weights 7 B forward (one gather) and 6 + 12/2 = 12 B backward (no second gather).
+  const Totals z2 = sum(eager_layer_rows(llama1b(), plan(2)));
+  const Totals z3 = sum(eager_layer_rows(llama1b(), plan(3)));
+  EXPECT_DOUBLE_EQ(z2.fwd, z3.fwd);
+  EXPECT_DOUBLE_EQ(z3.bwd - z2.bwd, 7 * kLayerWeights);
 }
 
 TEST(EagerCosts, TensorParallelShardsOnlyTheHeadAndFfnTerms) {

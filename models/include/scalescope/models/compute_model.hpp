@@ -92,7 +92,7 @@ struct AttentionSample {
 /// kernels and their bytes (tables in layer_costs.hpp).
 enum class KernelFramework : std::uint8_t {
   fused,          ///< Megatron-LM style: fused norms / RoPE / SwiGLU / cross entropy, bf16 activations
-  pytorch_eager,  ///< plain PyTorch eager (validation/harness): autocast, or FSDP2 bf16 params for zero=3
+  pytorch_eager,  ///< plain PyTorch eager (validation/harness): autocast, or FSDP2 bf16 params for zero=2/3
 };
 std::string_view to_string(KernelFramework f);
 /// "fused" | "megatron" -> fused; "pytorch-eager" | "pytorch-eager-autocast" -> pytorch_eager.

@@ -35,8 +35,9 @@
 // micro-batch on one tp rank (H hidden, replicated over tp since the harness has no sequence parallel;
 // Q, K query / kv widths and F ffn per rank; a = residual-stream bytes, b = 2 (bf16); c = a + b, one
 // fp32 -> bf16 cast or its backward):
-//   mode autocast (every plan but zero=3: bf16 autocast over fp32 parameters): a = 4, c = 6
-//   mode FSDP2 bf16 (zero=3: MixedPrecisionPolicy(param bf16, reduce fp32), no autocast): a = 2, c = 0
+//   mode autocast (zero=0/1: bf16 autocast over fp32 parameters): a = 4, c = 6
+//   mode FSDP2 bf16 (zero=2/3: fully_shard, MixedPrecisionPolicy(param bf16, reduce fp32), no autocast;
+//     reshard_after_forward for zero=3 only): a = 2, c = 0
 //   row                 forward               backward
 //   norms (2, fp32)     2 x 2a H              2 x 5a H (input grad: read dy, x, write dx; weight grad)
 //   residual (2)        2 x (2a + b) H        2 x (c + 3a) H (branch grad cast; dx = dy + norm-path dx)
@@ -46,11 +47,14 @@
 //   activation swiglu   5 b F (silu, mul)     9 b F (mul backward x 2, silu backward)
 //   weights, per parameter of the rank's linears and per micro-batch:
 //     autocast          6 (cast to bf16)      18 (cast the bf16 wgrad back: 6; accumulate into .grad: 12)
-//     FSDP2             4 (all-gather copy-out)  10 (copy-out again: 4; reduce-scatter copy-in: 6)
+//     FSDP2, n shards   6/n + 4 (all-gather copy-in cast of the fp32 shard, copy-out)
+//                       (zero=3: 6/n + 4 again) + 6 (reduce-scatter copy-in to fp32) + 12/n (accumulate
+//                       into the sharded fp32 grad); the root unit (embedding, head) is never resharded
+//                       after forward, so it gathers once.
 //   LM head: final norm 2a H / 5a H; input cast c H / c H; cross_entropy(logits.float()) per vocab
 //     column on the rank: fwd (b + 4) + 8, bwd 4 + 12 + (4 + b); head weight as the layers' weights.
 //   Embedding (parameter dtype a): fwd 2a H; bwd 3a H per token + a V H (zero-filled dense grad) + 12 V H
-//     (autocast: accumulation into .grad; FSDP2: 6 V H reduce copy-in) per micro-batch.
+//     (autocast: accumulation into .grad; FSDP2: the root unit's gather and reduce traffic) per micro-batch.
 //   Optimizer: torch.optim.AdamW(fused=True): 28 bytes per parameter (read grad, param, m, v; write
 //     param, m, v), no gradient clipping and no bf16 weight copy (autocast casts per forward).
 // For llama-1b (h 2048, q 2048, kv 512, ffn 8192) this is 768 KB per token per layer (fwd 268 KB, bwd
