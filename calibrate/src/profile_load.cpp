@@ -5,6 +5,7 @@
 #include <set>
 
 #include "scalescope/calibrate/profile.hpp"
+#include "scalescope/sim/data_files.hpp"
 
 namespace scalescope::calib {
 
@@ -206,38 +207,15 @@ Expected<Profile> load_profile(const fs::path& file) {
   return profile_from_json(*doc, file.string());
 }
 
-namespace {
-
-std::vector<fs::path> profile_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("SCALESCOPE_DATA_DIR"); env && *env)
-    dirs.push_back(fs::path(env) / "calibrate" / "profiles");
-#ifdef SCALESCOPE_SOURCE_DIR
-  dirs.push_back(fs::path(SCALESCOPE_SOURCE_DIR) / "calibrate" / "profiles");
-#endif
-  return dirs;
-}
-
-}  // namespace
-
-std::vector<std::string> available_profile_names() {
-  std::set<std::string> names;
-  for (const auto& dir : profile_dirs()) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.is_regular_file() && e.path().extension() == ".json") names.insert(e.path().stem().string());
-  }
-  return {names.begin(), names.end()};
-}
+std::vector<std::string> available_profile_names() { return available_data_names("calibrate/profiles"); }
 
 Expected<Profile> load_profile_by_name_or_path(std::string_view name_or_path) {
   const std::string s(name_or_path);
-  std::error_code ec;
-  if (s.find('/') != std::string::npos || s.ends_with(".json") || fs::is_regular_file(s, ec)) return load_profile(s);
-  for (const auto& dir : profile_dirs()) {
-    const fs::path f = dir / (s + ".json");
-    if (fs::is_regular_file(f, ec)) return load_profile(f);
+  if (looks_like_path(s)) return load_profile(s);
+  if (const auto f = find_data_file("calibrate/profiles", s)) {
+    auto doc = read_json_file(f->path);
+    if (!doc) return doc.error();
+    return profile_from_json(*doc, f->label);
   }
   std::string list;
   for (const auto& n : available_profile_names()) list += (list.empty() ? "" : ", ") + n;

@@ -8,6 +8,7 @@
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/calibrate/profile.hpp"
 #include "scalescope/models/compute_profile.hpp"
+#include "scalescope/sim/data_files.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::gui {
@@ -72,13 +73,9 @@ Expected<bool> save_session(const Session& s, const std::filesystem::path& file)
 }
 
 std::filesystem::path cluster_file(const std::string& name_or_path) {
-  std::filesystem::path p(name_or_path);
-  if (name_or_path.find('/') != std::string::npos || p.extension() == ".json" || std::filesystem::exists(p)) return p;
-  if (const char* dir = std::getenv("SCALESCOPE_DATA_DIR")) {
-    auto f = std::filesystem::path(dir) / "topologies" / (name_or_path + ".json");
-    if (std::filesystem::exists(f)) return f;
-  }
-  return std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "topologies" / (name_or_path + ".json");
+  if (looks_like_path(name_or_path)) return name_or_path;
+  if (const auto f = find_data_file("topologies", name_or_path)) return f->path;
+  return data_dirs("topologies").back() / (name_or_path + ".json");  // does not exist: the loader says so
 }
 
 namespace {

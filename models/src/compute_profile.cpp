@@ -5,6 +5,8 @@
 #include <system_error>
 #include <vector>
 
+#include "scalescope/sim/data_files.hpp"
+
 namespace scalescope::models {
 
 namespace fs = std::filesystem;
@@ -90,17 +92,13 @@ Expected<ComputeProfile> load_compute_profile(const fs::path& file) {
 
 Expected<ComputeProfile> load_compute_profile_by_name_or_path(std::string_view name_or_path) {
   const std::string s(name_or_path);
-  std::error_code ec;
-  if (s.find('/') != std::string::npos || s.ends_with(".json") || fs::is_regular_file(s, ec)) {
-    return load_compute_profile(s);
+  if (looks_like_path(s)) return load_compute_profile(s);
+  if (const auto f = find_data_file("calibrate/profiles", s)) {
+    auto doc = read_json_file(f->path);
+    if (!doc) return doc.error();
+    return compute_profile_from_json(*doc, f->label);
   }
-  std::vector<fs::path> dirs;
-  if (const char* d = std::getenv("SCALESCOPE_DATA_DIR")) dirs.push_back(fs::path(d) / "calibrate" / "profiles");
-  dirs.push_back(fs::path(SCALESCOPE_SOURCE_DIR) / "calibrate" / "profiles");
-  for (const auto& dir : dirs) {
-    const fs::path f = dir / (s + ".json");
-    if (fs::is_regular_file(f, ec)) return load_compute_profile(f);
-  }
+  const auto dirs = data_dirs("calibrate/profiles");
   return input_error("--calibration", "", "no calibration profile named '" + s + "' (looked for " + s +
                                               ".json in " + dirs.back().string() + ")");
 }

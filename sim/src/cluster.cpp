@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cluster_spec.hpp"
+#include "scalescope/sim/data_files.hpp"
 
 namespace scalescope {
 
@@ -338,16 +339,6 @@ int resolve_nodes(const ClusterSpec& spec, const ClusterOptions& opt) {
   return nodes;
 }
 
-std::vector<fs::path> cluster_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("SCALESCOPE_DATA_DIR"); env && *env)
-    dirs.push_back(fs::path(env) / "topologies");
-#ifdef SCALESCOPE_SOURCE_DIR
-  dirs.push_back(fs::path(SCALESCOPE_SOURCE_DIR) / "topologies");
-#endif
-  return dirs;
-}
-
 }  // namespace
 
 Expected<Cluster> cluster_from_json(const Json& doc, std::string source, ClusterOptions options) {
@@ -363,26 +354,16 @@ Expected<Cluster> load_cluster(const fs::path& file, ClusterOptions options) {
   return cluster_from_json(*doc, file.string(), options);
 }
 
-std::vector<std::string> available_cluster_names() {
-  std::set<std::string> names;
-  for (const auto& dir : cluster_dirs()) {
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      if (it->path().extension() == ".json") names.insert(it->path().stem().string());
-  }
-  return {names.begin(), names.end()};
-}
+std::vector<std::string> available_cluster_names() { return available_data_names("topologies"); }
 
 Expected<Cluster> load_cluster_by_name_or_path(std::string_view name_or_path,
                                                ClusterOptions options) {
   const std::string s(name_or_path);
-  std::error_code ec;
-  if (s.find('/') != std::string::npos || (s.size() > 5 && s.ends_with(".json")) ||
-      fs::is_regular_file(s, ec))
-    return load_cluster(s, options);
-  for (const auto& dir : cluster_dirs()) {
-    const fs::path p = dir / (s + ".json");
-    if (fs::is_regular_file(p, ec)) return load_cluster(p, options);
+  if (looks_like_path(s)) return load_cluster(s, options);
+  if (const auto f = find_data_file("topologies", s)) {
+    auto doc = read_json_file(f->path);
+    if (!doc) return doc.error();
+    return cluster_from_json(*doc, f->label, options);
   }
   std::string list;
   for (const auto& n : available_cluster_names()) list += (list.empty() ? "" : ", ") + n;
