@@ -2,12 +2,16 @@
 #include "scalescope/gui/main_window.hpp"
 
 #include <QApplication>
+#include <QCloseEvent>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextStream>
+#include <QtConcurrent/QtConcurrentRun>
+#include <QFutureWatcher>
 
 #include "scalescope/gui/chart_export.hpp"
 #include "scalescope/gui/cluster_view.hpp"
@@ -112,6 +116,10 @@ bool MainWindow::save_session_as(const QString& file) {
 }
 
 bool MainWindow::simulate() {
+  if (simulating_) {
+    statusBar()->showMessage("A simulation is already running", 4000);
+    return false;
+  }
   const Session s = workload_->session();
   auto in = cache_.get(s);
   if (!in) {
@@ -119,7 +127,22 @@ bool MainWindow::simulate() {
     errors_->report("Cannot load the inputs", QString::fromStdString(in.error().str()));
     return false;
   }
-  auto p = predict(*in, s.fidelity, true);
+  // The worker owns its copy of the inputs; the window stays responsive (repaints, what-if edits) and
+  // says what it is doing until the prediction comes back.
+  simulating_ = true;
+  statusBar()->showMessage(QString::fromStdString("Simulating (" + s.fidelity + " fidelity)..."));
+  QApplication::setOverrideCursor(Qt::BusyCursor);
+  QFutureWatcher<Expected<models::Prediction>> watcher;
+  QEventLoop loop;
+  connect(&watcher, &QFutureWatcherBase::finished, &loop, &QEventLoop::quit);
+  watcher.setFuture(QtConcurrent::run([inputs = *in, fidelity = s.fidelity] {
+    return predict(inputs, fidelity, true);
+  }));
+  loop.exec();  // a future that is already finished still reports finished() (replayed to a new watcher)
+  auto p = watcher.future().takeResult();
+  QApplication::restoreOverrideCursor();
+  simulating_ = false;
+  statusBar()->clearMessage();
   if (!p) {
     simulation_->show_error(QString::fromStdString(p.error().str()));
     errors_->report("Simulation failed", QString::fromStdString(p.error().str()));
@@ -130,6 +153,15 @@ bool MainWindow::simulate() {
   whatif_->set_base(s);
   whatif_->recompute_now();
   return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (simulating_) {
+    statusBar()->showMessage("A simulation is running; close the window when it has finished", 6000);
+    event->ignore();
+    return;
+  }
+  QMainWindow::closeEvent(event);
 }
 
 bool MainWindow::simulate_session(const Session& s) {

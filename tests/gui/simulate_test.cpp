@@ -98,6 +98,35 @@ class SimulateTest : public QObject {
     QVERIFY(w.whatif()->last_step_time_s() > base);
   }
 
+  void window_handles_events_while_a_run_is_in_progress() {
+    // A flow-fidelity run of every rank (llama3-8b, tp=2 pp=2 dp=4 over 2 nodes of hgx-h200-8). A
+    // zero-time timer posted before simulate() is delivered by the event loop simulate() runs while it
+    // waits (posted before the run's own finished() notice, so whatever the run's length): it must see
+    // the run in progress, and a second simulate() made from it must be refused without starting
+    // anything; the first run then completes normally.
+    MainWindow w(false);
+    Session s = llama_session();
+    s.nodes = 2;
+    s.plan.tp = 2;
+    s.plan.pp = 2;
+    s.plan.dp = 4;
+    s.plan.gbs = 64;
+    s.fidelity = "flow";
+    w.workload()->set_session(s);
+    bool fired = false, busy_seen = false, second = true;
+    QTimer::singleShot(0, &w, [&] {
+      fired = true;
+      busy_seen = w.simulating();
+      second = w.simulate();
+    });
+    QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
+    QVERIFY(fired);
+    QVERIFY(busy_seen);
+    QVERIFY(!second);
+    QVERIFY(!w.simulating());
+    QVERIFY(w.simulation()->shown_step_time_s() > 0);
+  }
+
   void bad_model_shows_error_without_crashing() {
     MainWindow w(false);
     Session s = llama_session();

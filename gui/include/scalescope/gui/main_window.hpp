@@ -28,8 +28,13 @@ class MainWindow : public QMainWindow {
   /// Loads and shows a session; on failure reports the error and keeps the current state.
   bool open_session(const QString& file);
   bool save_session_as(const QString& file);
-  /// Runs the workload tab's session through load_inputs + predict; false (reported) on error.
+  /// Runs the workload tab's session through load_inputs + predict; false (reported) on error. The
+  /// prediction runs on a worker thread while the window keeps handling events (a flow-fidelity run of
+  /// every rank can take seconds to minutes); the call returns when it is done. A call made while a run
+  /// is in progress (e.g. Ctrl+R pressed again) returns false at once and starts nothing.
   bool simulate();
+  /// True while simulate() waits for its prediction.
+  bool simulating() const { return simulating_; }
   /// "workload", "simulation", "cluster", "whatif", "scaling", "planner"; false for an unknown name.
   bool select_tab(const QString& name);
   QString current_tab_name() const;
@@ -50,6 +55,10 @@ class MainWindow : public QMainWindow {
   bool simulate_session(const Session& s);
   QTabWidget* tabs() const { return tabs_; }
 
+ protected:
+  /// Refused while a simulation runs (simulate() is still on the stack, waiting for it).
+  void closeEvent(QCloseEvent* event) override;
+
  private:
   void build_menus();
 
@@ -63,6 +72,7 @@ class MainWindow : public QMainWindow {
   PlannerTab* planner_;
   InputsCache cache_;
   bool scaling_loaded_ = false;
+  bool simulating_ = false;
 };
 
 }  // namespace scalescope::gui
