@@ -46,7 +46,11 @@ double max_rss_GiB() {
   return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is in KiB on Linux
 }
 
-void run(benchmark::State& state, bool symmetric, Fidelity fidelity, bool intra_analytical = false) {
+// The h200x4 profile's measured factors (calibrate/profiles/h200x4.json `interference`, medians).
+constexpr Interference kH200Interference{1.1319, 2.0537};
+
+void run(benchmark::State& state, bool symmetric, Fidelity fidelity, bool intra_analytical = false,
+         Interference interference = {}) {
   Case& c = gpt3();
   BuildOptions o;
   o.symmetric = symmetric;
@@ -54,6 +58,7 @@ void run(benchmark::State& state, bool symmetric, Fidelity fidelity, bool intra_
   so.fidelity = fidelity;
   so.validate = false;
   so.analytical_intra_node = intra_analytical;
+  so.interference = interference;
   std::size_t tasks = 0;
   double step = 0;
   for (auto _ : state) {
@@ -84,6 +89,13 @@ BENCHMARK(BM_Gpt3_1024_BuildOnly_Symmetric)->Unit(benchmark::kMillisecond);
 
 void BM_Gpt3_1024_Symmetric_Analytical(benchmark::State& state) { run(state, true, Fidelity::analytical); }
 BENCHMARK(BM_Gpt3_1024_Symmetric_Analytical)->Unit(benchmark::kMillisecond);
+
+// With compute-communication interference: every compute task and every intra-node (TP) collective runs
+// through the rate tracker (sim/src/interference.hpp).
+void BM_Gpt3_1024_Symmetric_Analytical_Interference(benchmark::State& state) {
+  run(state, true, Fidelity::analytical, false, kH200Interference);
+}
+BENCHMARK(BM_Gpt3_1024_Symmetric_Analytical_Interference)->Unit(benchmark::kMillisecond);
 
 void BM_Gpt3_1024_AllRanks_Analytical(benchmark::State& state) { run(state, false, Fidelity::analytical); }
 BENCHMARK(BM_Gpt3_1024_AllRanks_Analytical)->Unit(benchmark::kMillisecond)->Iterations(1);

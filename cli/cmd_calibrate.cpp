@@ -14,6 +14,7 @@ namespace scalescope::cli {
 
 void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_report.cpp
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_attention.cpp
+void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_attention.cpp
 
 namespace {
 
@@ -142,6 +143,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
 
   register_calibrate_report(sub, ctx);
   register_calibrate_import_attention(sub, ctx);
+  register_calibrate_import_section(sub, ctx);
 
   CLI::App* run = sub->add_subcommand(
       "run",

@@ -1,11 +1,14 @@
 // `scalescope calibrate import-attention FILE --into PROFILE`: writes measured flash-attention timings
 // (validation/attention/measure_attention.py output) into a calibration profile's `attention` section.
+// `scalescope calibrate import-section SECTION FROM --into PROFILE`: copies one section (e.g.
+// `interference`) from another run of scalescope-calibrate into a profile.
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 
 #include "cli_common.hpp"
+#include "scalescope/calibrate/profile.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
@@ -18,6 +21,22 @@ struct ImportAttentionCmd {
   Format format = Format::text;
 };
 
+struct ImportSectionCmd {
+  std::string section = "interference", from, into;
+  Format format = Format::text;
+};
+
+// Rewrites `file` with its top-level `key` set to `value`, keeping the profile's key order and one-space
+// indent (a small diff), atomically.
+Expected<bool> rewrite_section(const std::string& file, const std::string& key, const Json& value) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text.str());
+  ordered[key] = nlohmann::ordered_json::parse(value.dump());
+  return write_file_atomic(file, ordered.dump(1) + "\n");
+}
+
 int run_import_attention(const ImportAttentionCmd& o) {
   const std::string cmd = "calibrate import-attention";
   auto measurement = read_json_file(o.file);
@@ -28,14 +47,7 @@ int run_import_attention(const ImportAttentionCmd& o) {
   if (!profile) return report(cmd, profile.error());
   auto updated = models::with_attention_section(*profile, *section, o.into);
   if (!updated) return report(cmd, updated.error());
-  // Rewrite keeping the profile's key order and one-space indent (a small diff): parse it again as an
-  // ordered document and set only `attention`.
-  std::ifstream in(o.into);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text.str());
-  ordered["attention"] = nlohmann::ordered_json::parse((*updated)["attention"].dump());
-  if (auto ok = write_file_atomic(o.into, ordered.dump(1) + "\n"); !ok) return report(cmd, ok.error());
+  if (auto ok = rewrite_section(o.into, "attention", (*updated)["attention"]); !ok) return report(cmd, ok.error());
   const std::size_t rows = (*section)["rows"].size();
   if (o.format == Format::json) {
     print_stdout(Json{{"profile", o.into}, {"rows", rows}, {"source", (*section)["source"]}}.dump(2));
@@ -46,7 +58,59 @@ int run_import_attention(const ImportAttentionCmd& o) {
   return 0;
 }
 
+int run_import_section(const ImportSectionCmd& o) {
+  const std::string cmd = "calibrate import-section";
+  auto from = read_json_file(o.from);
+  if (!from) return report(cmd, from.error());
+  if (auto checked = calib::profile_from_json(*from, o.from); !checked) return report(cmd, checked.error());
+  if (o.section == "schema" || o.section == "collectives" || o.section == "gemm") {
+    return report(cmd, input_error("", "SECTION",
+                                   "'" + o.section + "' is not copied whole (collective and GEMM rows are merged by "
+                                   "size and shape, not replaced); expected a section such as interference"));
+  }
+  if (!from->contains(o.section) || !(*from)[o.section].is_object()) {
+    return report(cmd, input_error(o.from, "$." + o.section, "expected an object (the section to copy), found none"));
+  }
+  Json section = (*from)[o.section];
+  Json gpus = Json::array();
+  if (from->contains("gpus") && (*from)["gpus"].is_array()) {
+    for (const auto& g : (*from)["gpus"]) gpus.push_back(g.value("name", ""));
+  }
+  section["imported_from"] = {{"file", o.from},
+                              {"created_utc", from->value("created_utc", Json(nullptr))},
+                              {"command_line", from->contains("tool") ? (*from)["tool"].value("command_line", "") : ""},
+                              {"gpus", gpus}};
+  auto profile = read_json_file(o.into);
+  if (!profile) return report(cmd, profile.error());
+  Json updated = *profile;
+  updated[o.section] = section;
+  // Both readers must accept the result before anything is written.
+  if (auto ok = calib::profile_from_json(updated, o.into); !ok) return report(cmd, ok.error());
+  if (auto ok = models::compute_profile_from_json(updated, o.into); !ok) return report(cmd, ok.error());
+  if (auto ok = rewrite_section(o.into, o.section, section); !ok) return report(cmd, ok.error());
+  if (o.format == Format::json) {
+    print_stdout(Json{{"profile", o.into}, {"section", o.section}, {"from", o.from}}.dump(2));
+  } else {
+    print_stdout("wrote section '" + o.section + "' of " + o.from + " into " + o.into);
+  }
+  return 0;
+}
+
 }  // namespace
+
+void register_calibrate_import_section(CLI::App* calibrate, Context& ctx) {
+  auto o = std::make_shared<ImportSectionCmd>();
+  CLI::App* sub = calibrate->add_subcommand(
+      "import-section",
+      "Copy one section (default interference) of a profile written by scalescope-calibrate (e.g. a run with "
+      "`--sections interf`) into another profile, replacing the old one; the copy records the run it came from in "
+      "`imported_from` and the profile is rewritten atomically, only if both profile readers accept the result");
+  sub->add_option("SECTION", o->section, "Top-level section to copy")->capture_default_str();
+  sub->add_option("FROM", o->from, "Profile to copy it from")->required();
+  sub->add_option("--into", o->into, "Calibration profile to update (a file path)")->required();
+  add_format_option(sub, o->format);
+  sub->callback([o, &ctx] { ctx.exit_code = run_import_section(*o); });
+}
 
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx) {
   auto o = std::make_shared<ImportAttentionCmd>();

@@ -1,5 +1,5 @@
 // The software-stack options shared by `simulate` and `scaling` (--framework, --eager-bandwidth-factor[-source],
-// --host-cost) and how they configure a compute model.
+// --host-cost, --no-interference) and how they configure a compute model.
 #pragma once
 
 #include <optional>
@@ -18,6 +18,7 @@ struct FrameworkOptions {
   double eager_factor = 1.0;
   std::string eager_factor_source;
   std::string host_cost;  ///< scalescope.host_dispatch/1 file; empty: the host is never the bottleneck
+  bool no_interference = false;
 };
 
 /// The options checked and loaded once; apply() configures any number of compute models.
@@ -26,11 +27,13 @@ struct FrameworkSetup {
   double eager_factor = 1.0;
   std::string eager_factor_source;
   std::optional<models::FrameworkHostCost> host;
+  bool no_interference = false;
 
   void apply(models::ComputeModel& c) const {
     c.set_framework(framework);
     if (eager_factor != 1.0 || !eager_factor_source.empty()) c.set_eager_bandwidth_factor(eager_factor, eager_factor_source);
     c.set_host_cost(host);
+    if (no_interference) c.set_interference({}, "switched off by --no-interference");
   }
 };
 
@@ -42,6 +45,7 @@ inline Expected<FrameworkSetup> load_framework_setup(const FrameworkOptions& o) 
   if (!(o.eager_factor > 0.0)) return input_error("", "--eager-bandwidth-factor", "expected a positive number");
   f.eager_factor = o.eager_factor;
   f.eager_factor_source = o.eager_factor_source;
+  f.no_interference = o.no_interference;
   if (!o.host_cost.empty()) {
     auto h = models::load_framework_host_cost(o.host_cost);
     if (!h) return h.error();
@@ -64,6 +68,9 @@ inline void add_framework_options(CLI::App* sub, FrameworkOptions& o) {
                   "Measured host (CPU) time to issue one layer's kernels per micro-batch (scalescope.host_dispatch/1, "
                   "e.g. validation/profiles/h200-torch/host_dispatch.json): the GPU waits when the framework cannot "
                   "launch work fast enough (eager PyTorch + DTensor TP)");
+  sub->add_flag("--no-interference", o.no_interference,
+                "Ignore the profile's measured compute-communication interference (NVLink collectives and the compute "
+                "beside them slowing each other): overlapped communication is then free, as before 2026-11-21");
 }
 
 }  // namespace scalescope::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scalescope/sim/statistics.hpp"
 #include "validate_a100.hpp"
 
 namespace scalescope::cli {
@@ -20,13 +21,6 @@ std::string f(double v, int decimals) {
   return buf;
 }
 std::string pct(double v) { return std::isnan(v) ? "n/a" : f(100.0 * v, 1) + "%"; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /// The tensor-parallel degree in a row label ("tp=4,pp=8,..."), 0 if none.
 int tp_of(const std::string& label) {

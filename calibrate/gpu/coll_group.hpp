@@ -31,6 +31,8 @@ class CollGroup {
   CollGroup& operator=(const CollGroup&) = delete;
 
   int size() const { return n_; }
+  /// Rank r's stream (on device r), where launch() queues rank r's part of every call.
+  cudaStream_t stream(int rank) const { return streams_[static_cast<std::size_t>(rank)].get(); }
   /// Enqueues the call on every rank's stream (one ncclGroupStart/End around all ranks).
   void launch(const CollCall& c);
   /// Waits for every rank's stream, polling NCCL's asynchronous errors; GpuError on an error or

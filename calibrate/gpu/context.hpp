@@ -15,7 +15,8 @@ namespace scalescope::gpu {
 using Json = nlohmann::ordered_json;
 
 /// Sections in measuring order.
-inline const std::vector<std::string> kSectionOrder = {"topo", "mem", "p2p", "coll", "gemm"};
+inline const std::vector<std::string> kSectionOrder = {"topo", "mem",  "p2p",
+                                                       "coll", "gemm", "interf"};
 
 struct Options {
   std::string output = "calibration-profile.json";

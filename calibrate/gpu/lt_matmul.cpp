@@ -38,6 +38,15 @@ LtTypes lt_types(calib::GemmDtype d) {
   return t;
 }
 
+LtHandle::LtHandle(int device) {
+  SS_CUDA(cudaSetDevice(device));
+  SS_CUBLAS(cublasLtCreate(&h_));
+}
+
+LtHandle::~LtHandle() {
+  if (h_ != nullptr) cublasLtDestroy(h_);
+}
+
 LtMatmul::LtMatmul(cublasLtHandle_t handle, const LtTypes& t, const calib::GemmShape& g)
     : handle_(handle) {
   const auto m = static_cast<std::uint64_t>(g.m), n = static_cast<std::uint64_t>(g.n),

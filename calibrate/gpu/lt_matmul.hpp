@@ -27,6 +27,22 @@ LtTypes lt_types(calib::GemmDtype d);
 /// Workspace offered to the heuristic (32 MiB, what NVIDIA suggests for Hopper).
 inline constexpr std::size_t kLtWorkspaceBytes = 32ull << 20;
 
+/// A cuBLASLt handle created with `device` current (it stays current afterwards), destroyed with
+/// its owner.
+class LtHandle {
+ public:
+  explicit LtHandle(int device);
+  ~LtHandle();
+  LtHandle(LtHandle&& o) noexcept : h_(o.h_) { o.h_ = nullptr; }
+  LtHandle(const LtHandle&) = delete;
+  LtHandle& operator=(const LtHandle&) = delete;
+  LtHandle& operator=(LtHandle&&) = delete;
+  cublasLtHandle_t get() const { return h_; }
+
+ private:
+  cublasLtHandle_t h_ = nullptr;
+};
+
 class LtMatmul {
  public:
   LtMatmul(cublasLtHandle_t handle, const LtTypes& t, const calib::GemmShape& g);

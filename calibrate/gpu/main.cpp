@@ -25,7 +25,8 @@ double section_weight(const std::string& s) {
   if (s == "mem") return 4.0;
   if (s == "p2p") return 6.0;
   if (s == "coll") return 45.0;
-  return 44.0;  // gemm
+  if (s == "gemm") return 44.0;
+  return 8.0;  // interf (~15-20 s on 4 GPUs; 31 s of the default 420 s budget)
 }
 
 std::string join_argv(int argc, char** argv) {
@@ -127,10 +128,11 @@ int main(int argc, char** argv) {
   CLI::App app{
       "scalescope-calibrate: measure NCCL collectives, P2P copies, GEMM throughput, memory "
       "bandwidth, launch\n"
-      "overheads and the topology of this machine's GPUs, and write a calibration profile (JSON, "
-      "schema\n"
-      "scalescope.calibration/1; see docs/profile-format.md). Progress goes to stderr, a summary "
-      "to stdout.\n"
+      "overheads, compute-communication interference and the topology of this machine's GPUs, "
+      "and write a\n"
+      "calibration profile (JSON, schema scalescope.calibration/1; see docs/profile-format.md). "
+      "Progress goes\n"
+      "to stderr, a summary to stdout.\n"
       "Exit status: 0 ok, 1 GPU/runtime failure (the profile keeps what was measured), 2 bad "
       "options.",
       "scalescope-calibrate"};
@@ -238,6 +240,7 @@ int main(int argc, char** argv) {
         if (name == "p2p") sg::run_p2p(ctx);
         if (name == "coll") sg::run_coll(ctx);
         if (name == "gemm") sg::run_gemm(ctx);
+        if (name == "interf") sg::run_interf(ctx);
       } catch (const sg::GpuError& err) {
         ctx.record_error(err.what());
       } catch (const std::exception& err) {

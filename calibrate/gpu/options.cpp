@@ -6,6 +6,17 @@
 
 namespace scalescope::gpu {
 
+namespace {
+
+/// "topo,mem,...": the sections in measuring order.
+std::string section_list() {
+  std::string out;
+  for (const auto& s : kSectionOrder) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
 void add_options(CLI::App& app, Options& opt, RawOptions& raw) {
   std::vector<std::string> op_names, dtype_names;
   for (auto op : calib::all_coll_ops()) op_names.emplace_back(calib::coll_op_name(op));
@@ -26,11 +37,14 @@ void add_options(CLI::App& app, Options& opt, RawOptions& raw) {
          "Largest collective and P2P size; every GPU needs about 2x this free (P2P stops at 1G)")
       ->capture_default_str();
   app.add_option("--sections", opt.sections,
-                 "Comma-separated sections to run, measured in the order topo,mem,p2p,coll,gemm")
+                 "Comma-separated sections to run, measured in the order " + section_list() +
+                     " (interf: compute-communication interference, 2+ GPUs)")
       ->delimiter(',')
       ->check(CLI::IsMember(kSectionOrder))
       ->capture_default_str();
-  app.add_option("--ops", opt.coll_ops, "Comma-separated collectives (default all)")
+  app.add_option("--ops", opt.coll_ops,
+                 "Comma-separated collectives (default all; interf measures those of "
+                 "all_gather,reduce_scatter,all_reduce named)")
       ->delimiter(',')
       ->check(CLI::IsMember(op_names));
   app.add_option("--gemm-dtypes", opt.gemm_dtypes, "Comma-separated GEMM dtypes (default all)")
@@ -81,7 +95,7 @@ std::string finish_options(const CLI::App& app, Options& opt, const RawOptions& 
   if (*mx > (16ull << 30)) return "--max-bytes: at most 16G, got '" + max_text + "'";
   opt.min_bytes = *mn;
   opt.max_bytes = *mx;
-  if (opt.sections.empty()) return "--sections: expected at least one of topo,mem,p2p,coll,gemm";
+  if (opt.sections.empty()) return "--sections: expected at least one of " + section_list();
   return {};
 }
 

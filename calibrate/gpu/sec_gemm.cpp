@@ -19,16 +19,6 @@ using calib::GemmShape;
 
 constexpr int kDev = 0;
 
-struct Handle {
-  cublasLtHandle_t h = nullptr;
-  Handle() { SS_CUBLAS(cublasLtCreate(&h)); }
-  ~Handle() {
-    if (h != nullptr) cublasLtDestroy(h);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-};
-
 double tolerance(GemmDtype d) {
   switch (d) {
     case GemmDtype::fp32:
@@ -214,7 +204,7 @@ void run_gemm(RunContext& ctx) {
   SS_CUDA(cudaGetDeviceProperties(&prop, kDev));
   const int cc = prop.major * 10 + prop.minor;
   Stream st(kDev);
-  Handle handle;
+  LtHandle handle(kDev);
   DeviceBuffer ws(kDev, kLtWorkspaceBytes);
   for (GemmDtype dtype : calib::all_gemm_dtypes()) {
     const std::string dname(calib::gemm_dtype_name(dtype));
@@ -222,7 +212,7 @@ void run_gemm(RunContext& ctx) {
     if (!want.empty() && std::find(want.begin(), want.end(), dname) == want.end()) continue;
     bool go_on = true;
     try {
-      go_on = run_dtype(ctx, dtype, cc, handle.h, ws, st.get());
+      go_on = run_dtype(ctx, dtype, cc, handle.get(), ws, st.get());
     } catch (const GpuError& e) {
       ctx.record_error("GEMM " + dname + ": " + e.what());
       // A failure that broke the CUDA context fails every later call too; stop then.

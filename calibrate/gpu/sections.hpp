@@ -39,5 +39,7 @@ void run_mem(RunContext& ctx);
 void run_p2p(RunContext& ctx);
 void run_coll(RunContext& ctx);
 void run_gemm(RunContext& ctx);
+/// Compute-communication interference on every GPU in use (skipped, with a reason, on one GPU).
+void run_interf(RunContext& ctx);
 
 }  // namespace scalescope::gpu

@@ -16,6 +16,34 @@ std::string text_or_dash(const Json& j) {
   return j.is_string() ? j.get<std::string>() : std::string("-");
 }
 
+/// "interference: compute x1.09-1.25 beside collectives, collectives x1.30-1.70 beside compute
+/// (9 rows)": the range of each slowdown over the measured rows.
+std::string interference_line(const Json& in) {
+  if (in.contains("skipped")) return "interference: skipped (" + text_or_dash(in["skipped"]) + ")";
+  double k_lo = 0.0, k_hi = 0.0, c_lo = 0.0, c_hi = 0.0;
+  int ok = 0, failed = 0;
+  for (const auto& r : in.value("rows", Json::array())) {
+    const Json k = r.value("compute_slowdown", Json()), c = r.value("coll_slowdown", Json());
+    if (!k.is_number() || !c.is_number()) {
+      ++failed;
+      continue;
+    }
+    const double kv = k.get<double>(), cv = c.get<double>();
+    k_lo = ok == 0 ? kv : std::min(k_lo, kv);
+    k_hi = ok == 0 ? kv : std::max(k_hi, kv);
+    c_lo = ok == 0 ? cv : std::min(c_lo, cv);
+    c_hi = ok == 0 ? cv : std::max(c_hi, cv);
+    ++ok;
+  }
+  std::string line = "interference: ";
+  if (ok > 0)
+    line += strf("compute x%.2f-%.2f beside collectives, collectives x%.2f-%.2f beside compute ",
+                 k_lo, k_hi, c_lo, c_hi);
+  line += strf("(%d rows", ok);
+  if (failed > 0) line += strf(", %d failed", failed);
+  return line + ")";
+}
+
 }  // namespace
 
 std::string summary_text(const Json& d) {
@@ -86,6 +114,9 @@ std::string summary_text(const Json& d) {
     if (m.contains("skipped")) out << " (skipped: " << m["skipped"].get<std::string>() << ")";
     out << "\n";
   }
+
+  if (const auto it = d.find("interference"); it != d.end() && it->is_object())
+    out << interference_line(*it) << "\n";
   return out.str();
 }
 

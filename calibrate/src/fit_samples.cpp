@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fit_impl.hpp"
+#include "scalescope/sim/statistics.hpp"
 
 namespace scalescope::calib {
 
@@ -124,12 +125,7 @@ std::string describe(const std::vector<const Sample*>& rows) {
   return out;
 }
 
-double median(std::vector<double> xs) {
-  if (xs.empty()) return 0.0;
-  std::sort(xs.begin(), xs.end());
-  const std::size_t m = xs.size() / 2;
-  return xs.size() % 2 == 1 ? xs[m] : 0.5 * (xs[m - 1] + xs[m]);
-}
+double median(std::vector<double> xs) { return xs.empty() ? 0.0 : scalescope::median(std::move(xs)); }
 
 }  // namespace fitimpl
 

@@ -2,6 +2,8 @@
 // memory-bound kernels and launch overhead (equations in compute_model.hpp).
 #include "scalescope/models/compute_model.hpp"
 
+#include "scalescope/sim/statistics.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -111,7 +113,24 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
   }
   m.attention_ = std::move(profile.attention);
   m.attention_source_ = profile.attention_source;
+  std::vector<double> compute, comm;
+  for (const auto& row : profile.interference) {
+    if (row.compute_slowdown) compute.push_back(*row.compute_slowdown);
+    if (row.coll_slowdown) comm.push_back(*row.coll_slowdown);
+  }
+  if (!compute.empty() || !comm.empty()) {
+    m.interference_ = Interference{compute.empty() ? 1.0 : median(compute), comm.empty() ? 1.0 : median(comm)};
+    m.interference_prov_ = Provenance::measured;
+    m.interference_source_ = m.profile_source_ + " `interference` (median of " + std::to_string(compute.size()) +
+                             " compute and " + std::to_string(comm.size()) + " collective slowdowns)";
+  }
   return m;
+}
+
+void ComputeModel::set_interference(Interference f, std::string source) {
+  interference_ = f;
+  interference_prov_ = Provenance::assumed;
+  interference_source_ = std::move(source);
 }
 
 FlopsPerSecond ComputeModel::peak(std::string_view dtype) const {
@@ -284,6 +303,11 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
   out.push_back({"launch_overhead", to_us(launch_.time), "us", launch_.provenance,
                  launch_.provenance == Provenance::measured ? profile_source_
                                                             : "kernel launch + PyTorch eager dispatch, a few us each"});
+  const std::string interference_src =
+      interference_source_.empty() ? "none measured: communication beside compute is assumed free" : interference_source_;
+  out.push_back({"interference_compute_slowdown", interference_.compute_slowdown, "x", interference_prov_,
+                 interference_src});
+  out.push_back({"interference_comm_slowdown", interference_.comm_slowdown, "x", interference_prov_, interference_src});
   if (host_cost_) {
     const std::string src = host_cost_->source + " (" + host_cost_->framework + ")";
     out.push_back({"host_per_layer_microbatch_module", host_cost_->module.value * 1e3, "ms", Provenance::measured, src});

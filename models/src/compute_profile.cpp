@@ -80,6 +80,25 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         p.attention.push_back(std::move(a));
       }
     }
+    if (auto interf = root.find("interference")) {
+      interf->expect_keys({"method", "gpus", "rows", "skipped", "imported_from"});
+      if (auto rows = interf->find("rows")) {
+        for (const JsonCursor& row : rows->items()) {
+          row.expect_keys({"compute", "class", "op", "bytes", "compute_alone_us", "compute_beside_us",
+                           "compute_slowdown", "compute_covered", "coll_alone_us", "coll_beside_us", "coll_slowdown",
+                           "coll_covered", "compute_reps", "coll_reps", "error"});
+          if (row.has("error")) continue;
+          InterferenceSample x;
+          x.compute = row.get_string("compute");
+          x.kernel_class = row.at("class").as_enum({"gemm", "memory"});
+          x.op = row.get_string("op");
+          // A slowdown counts only when the other side ran for the whole timed window.
+          if (row.at("compute_covered").as_bool()) x.compute_slowdown = row.get_positive("compute_slowdown");
+          if (row.at("coll_covered").as_bool()) x.coll_slowdown = row.get_positive("coll_slowdown");
+          p.interference.push_back(std::move(x));
+        }
+      }
+    }
     return p;
   });
 }

@@ -23,6 +23,7 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   so.observers = o.observers;
   so.record_task_times = o.record_task_times;
   so.analytical_intra_node = o.analytical_intra_node;
+  so.interference = o.interference.value_or(compute.interference());
   auto sim = simulate(*graph, cluster, collectives, so);
   if (!sim) return sim.error();
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "scalescope/sim/engine.hpp"
 #include "scalescope/sim/flow_network.hpp"
 #include "scalescope/sim/statistics.hpp"
+#include "interference.hpp"
 #include "task_graph_compile.hpp"
 
 namespace scalescope {
@@ -50,6 +52,9 @@ struct TransferCost {
   int flows = 1;
 };
 
+// Tags of the work the interference tracker runs for the Runner.
+constexpr std::uint8_t kStretchedCompute = 0, kStretchedCollective = 1, kStretchedTransfer = 2;
+
 class Runner {
  public:
   Runner(const TaskGraph& g, const detail::CompiledGraph& c, const Cluster& cluster,
@@ -68,6 +73,8 @@ class Runner {
   void start_transfer(TaskId first, TaskId second);
   void finish_transfer(TaskId first);
   bool use_flows_for_group(GroupId group);
+  bool group_in_one_node(GroupId group);
+  static void stretched_done(void* self, std::uint8_t tag, std::uint32_t owner);
   SimTime collective_ns(const Task& t);
   const TransferCost& transfer_cost(int src, int dst, double bytes);
   Error deadlock_error() const;
@@ -80,6 +87,7 @@ class Runner {
 
   Engine engine_;
   std::unique_ptr<FlowNetwork> net_;
+  std::unique_ptr<detail::InterferenceTracker> interference_;  // when SimOptions::interference is active
   StatsCollector stats_;
   std::vector<std::uint32_t> pending_;  // per task: unfinished predecessors (explicit + stream)
   std::vector<std::uint32_t> inst_waiting_;  // per instance: present participants not yet arrived
@@ -87,7 +95,7 @@ class Runner {
   std::vector<std::uint32_t>
       flows_left_;  // flow fidelity, by the transfer's first task: flows not yet done
   std::vector<TaskTiming> timing_;        // when recording
-  std::vector<std::int8_t> group_flows_;  // per group: -1 unknown, 0 analytical, 1 flows
+  std::vector<std::int8_t> group_one_node_;  // per group: -1 unknown, 0 spans nodes, 1 one node
   std::unordered_map<CostKey, SimTime, CostKeyHash> coll_cost_;
   std::unordered_map<CostKey, TransferCost, CostKeyHash> xfer_cost_;
   std::unordered_map<std::uint64_t, std::vector<std::vector<int>>>
@@ -97,6 +105,13 @@ class Runner {
 };
 
 Expected<bool> Runner::check_against_cluster() {
+  for (auto [name, value] : {std::pair{"compute_slowdown", opt_.interference.compute_slowdown},
+                             std::pair{"comm_slowdown", opt_.interference.comm_slowdown}}) {
+    if (!std::isfinite(value) || value <= 0.0) {
+      return input_error("simulation options", std::string("interference.") + name,
+                         "expected a finite factor > 0, got " + std::to_string(value));
+    }
+  }
   const int gpus = cluster_.num_gpus();
   if (g_.rank_bound() > gpus) {
     return input_error("task graph", "",
@@ -147,10 +162,14 @@ Expected<SimResult> Runner::run() {
   }
   waiting_.assign(n, 0);
   if (opt_.fidelity == Fidelity::flow) flows_left_.assign(n, 0);
-  group_flows_.assign(g_.num_groups(), -1);
+  group_one_node_.assign(g_.num_groups(), -1);
   if (opt_.record_task_times) timing_.assign(n, TaskTiming{});
   if (opt_.fidelity == Fidelity::flow)
     net_ = std::make_unique<FlowNetwork>(engine_, model_.effective_capacities());
+  if (opt_.interference.active()) {
+    interference_ = std::make_unique<detail::InterferenceTracker>(engine_, opt_.interference, cluster_.num_gpus(),
+                                                                 &Runner::stretched_done, this);
+  }
 
   stats_.simulation_started(g_);
   for (SimObserver* o : opt_.observers) o->simulation_started(g_);
@@ -185,6 +204,12 @@ void Runner::arrive(TaskId t) {
   if (opt_.record_task_times) timing_[t].ready = engine_.now();
   switch (k.kind) {
     case TaskKind::compute:
+      if (interference_) {
+        begin(t);
+        interference_->start_compute(k.rank, to_sim_time(k.duration()), kStretchedCompute, t);
+        return;
+      }
+      [[fallthrough]];
     case TaskKind::delay:
       begin(t);
       engine_.schedule_after(to_sim_time(k.duration()), [this, t] { finish(t); });
@@ -237,17 +262,27 @@ void Runner::finish(TaskId t) {
   if (next != kNoTask && --pending_[next] == 0) arrive(next);
 }
 
-bool Runner::use_flows_for_group(GroupId group) {
-  if (opt_.fidelity != Fidelity::flow) return false;
-  if (!opt_.analytical_intra_node) return true;
-  std::int8_t& f = group_flows_[group];
+bool Runner::group_in_one_node(GroupId group) {
+  std::int8_t& f = group_one_node_[group];
   if (f < 0) {
     const auto ranks = g_.group(group);
-    const bool one_node = std::all_of(ranks.begin(), ranks.end(),
-                                      [&](int r) { return cluster_.same_node(r, ranks.front()); });
-    f = one_node ? 0 : 1;
+    f = std::all_of(ranks.begin(), ranks.end(), [&](int r) { return cluster_.same_node(r, ranks.front()); }) ? 1 : 0;
   }
   return f == 1;
+}
+
+bool Runner::use_flows_for_group(GroupId group) {
+  if (opt_.fidelity != Fidelity::flow) return false;
+  return !opt_.analytical_intra_node || !group_in_one_node(group);
+}
+
+void Runner::stretched_done(void* self, std::uint8_t tag, std::uint32_t owner) {
+  auto* runner = static_cast<Runner*>(self);
+  switch (tag) {
+    case kStretchedCompute: runner->finish(owner); return;
+    case kStretchedCollective: runner->finish_collective(owner); return;
+    default: runner->finish_transfer(owner); return;
+  }
 }
 
 SimTime Runner::collective_ns(const Task& t) {
@@ -275,6 +310,11 @@ void Runner::start_collective(std::uint32_t inst) {
   if (use_flows_for_group(t.a)) {
     model_.start(engine_, *net_, t.op, g_.group(t.a), t.bytes(),
                  [this, inst](Seconds) { finish_collective(inst); });
+  } else if (interference_ && group_in_one_node(t.a)) {
+    std::vector<int> ranks;  // the participants present (all of them unless the graph is symmetric)
+    ranks.reserve(hi - lo);
+    for (std::uint32_t k = lo; k < hi; ++k) ranks.push_back(g_.task(c_.instance_tasks[k]).rank);
+    interference_->start_comm(ranks, collective_ns(t), kStretchedCollective, inst);
   } else {
     engine_.schedule_after(collective_ns(t), [this, inst] { finish_collective(inst); });
   }
@@ -321,6 +361,12 @@ void Runner::start_transfer(TaskId first, TaskId second) {
   const bool flows = opt_.fidelity == Fidelity::flow &&
                      !(opt_.analytical_intra_node && cluster_.same_node(src, dst));
   if (!flows) {
+    if (interference_ && cluster_.same_node(src, dst)) {
+      const int present[2] = {t.rank, second != kNoTask ? g_.task(second).rank : t.rank};
+      interference_->start_comm(std::span<const int>(present, second != kNoTask ? 2 : 1), tc.analytical_ns,
+                                kStretchedTransfer, first);
+      return;
+    }
     engine_.schedule_after(tc.analytical_ns, [this, first] { finish_transfer(first); });
     return;
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cmath>
 
 namespace scalescope {
 
@@ -197,6 +198,13 @@ void StatsCollector::fill(SimResult& result) const {
     }
   }
   result.mean_breakdown.total = from_sim_time(step_end_);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 }  // namespace scalescope

@@ -59,5 +59,60 @@ TEST(ComputeProfile, WrongSchemaAndBadNumbersAreInputErrors) {
   EXPECT_EQ(b.error().exit_code(), 2);
 }
 
+// Three covered rows (compute 1.10, 1.20, 1.25; collectives 1.4, 1.5, 1.6), one whose collective window
+// was not covered (its coll_slowdown 9.0 must be ignored, its compute 1.30 counts) and one error row:
+// medians compute {1.10, 1.20, 1.25, 1.30} -> 1.225, collectives {1.4, 1.5, 1.6} -> 1.5.
+TEST(ComputeProfile, InterferenceRowsGiveTheMedianSlowdownsOfCoveredWindows) {
+  auto row = [](const char* cls, double comp, double coll, bool coll_covered) {
+    return Json{{"compute", "k"}, {"class", cls}, {"op", "all_gather"}, {"bytes", 268435456},
+                {"compute_alone_us", 100.0}, {"compute_beside_us", 100.0 * comp}, {"compute_slowdown", comp},
+                {"compute_covered", true}, {"coll_alone_us", 10.0}, {"coll_beside_us", 10.0 * coll},
+                {"coll_slowdown", coll}, {"coll_covered", coll_covered}, {"compute_reps", 20}, {"coll_reps", 30}};
+  };
+  Json doc = {{"schema", "scalescope.calibration/1"},
+              {"interference",
+               {{"method", "m"},
+                {"gpus", 2},
+                {"rows",
+                 {row("gemm", 1.10, 1.4, true), row("gemm", 1.20, 1.5, true), row("memory", 1.25, 1.6, true),
+                  row("memory", 1.30, 9.0, false), Json{{"compute", "k"}, {"op", "all_reduce"}, {"error", "oom"}}}}}}};
+  auto p = compute_profile_from_json(doc, "i.json");
+  ASSERT_TRUE(p.has_value()) << p.error().str();
+  ASSERT_EQ(p->interference.size(), 4u);
+  GpuSpec g;
+  g.model = "H200";
+  g.hbm_bandwidth = GBps(4800);
+  g.peak.bf16 = TFLOPS(989.4);
+  auto m = ComputeModel::with_profile(g, std::move(p).value());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->interference().compute_slowdown, 1.225);
+  EXPECT_DOUBLE_EQ(m->interference().comm_slowdown, 1.5);
+  bool listed = false;
+  for (const auto& in : m->inputs()) {
+    if (in.name != "interference_comm_slowdown") continue;
+    listed = true;
+    EXPECT_EQ(in.provenance, Provenance::measured);
+    EXPECT_NE(in.source.find("median of 4 compute and 3 collective"), std::string::npos) << in.source;
+  }
+  EXPECT_TRUE(listed);
+
+  doc["interference"]["rows"][1]["class"] = "tensor";
+  auto bad = compute_profile_from_json(doc, "i.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().str().rfind("i.json: $.interference.rows[1].class:", 0), 0u) << bad.error().str();
+}
+
+TEST(ComputeProfile, WithoutInterferenceRowsNothingSlowsDown) {
+  auto p = load_compute_profile(kFile);
+  ASSERT_TRUE(p.has_value());
+  GpuSpec g;
+  g.model = "H100";
+  g.hbm_bandwidth = GBps(3350);
+  g.peak.bf16 = TFLOPS(989.4);
+  auto m = ComputeModel::with_profile(g, std::move(p).value());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE(m->interference().active());
+}
+
 }  // namespace
 }  // namespace scalescope::models

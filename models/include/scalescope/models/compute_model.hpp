@@ -38,6 +38,7 @@
 #include "scalescope/models/framework_host.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/error.hpp"
+#include "scalescope/sim/simulator.hpp"
 #include "scalescope/sim/units.hpp"
 
 namespace scalescope::models {
@@ -98,6 +99,16 @@ std::string_view to_string(KernelFramework f);
 /// "fused" | "megatron" -> fused; "pytorch-eager" | "pytorch-eager-autocast" -> pytorch_eager.
 Expected<KernelFramework> parse_framework(std::string_view name);
 
+/// One measured (compute kernel, collective) pair of the profile `interference` section: how much
+/// slower each ran beside the other than alone (scalescope-calibrate's `interf` section).
+struct InterferenceSample {
+  std::string compute;       ///< e.g. "bf16 GEMM 8192x8192x8192"
+  std::string kernel_class;  ///< "gemm" | "memory"
+  std::string op;            ///< the collective, e.g. "all_gather"
+  std::optional<double> compute_slowdown;  ///< compute time beside / alone (when the window was covered)
+  std::optional<double> coll_slowdown;     ///< collective time beside / alone (when covered)
+};
+
 /// What the compute model uses from a calibration profile (see compute_profile.hpp for the loader).
 struct ComputeProfile {
   std::string source;  ///< the profile file, for provenance
@@ -108,6 +119,7 @@ struct ComputeProfile {
   std::optional<Seconds> launch_overhead;              ///< measured per-kernel launch overhead
   std::vector<AttentionSample> attention;              ///< measured flash-attention shapes
   std::string attention_source;                        ///< the `attention` section's `source` text
+  std::vector<InterferenceSample> interference;         ///< measured compute-communication pairs
 };
 
 /// Numbers the model has to assume where nothing is measured; each default states its source.
@@ -175,6 +187,11 @@ class ComputeModel {
   /// wait for it when set. Unset by default: the host is assumed never to be the bottleneck.
   void set_host_cost(std::optional<FrameworkHostCost> cost) { host_cost_ = std::move(cost); }
   const std::optional<FrameworkHostCost>& host_cost() const { return host_cost_; }
+  /// Compute-communication interference for the simulator (sim/simulator.hpp): the median compute and
+  /// collective slowdowns over the profile's `interference` rows; none (1, 1) without them.
+  const Interference& interference() const { return interference_; }
+  /// Replaces it (e.g. none, to compare); `source` says where the factors come from.
+  void set_interference(Interference f, std::string source);
   /// Measured attention rows in use (0 without a profile `attention` section).
   std::size_t attention_rows() const { return attention_.size(); }
   /// Every input the model uses, with provenance and source, in a fixed order.
@@ -205,6 +222,9 @@ class ComputeModel {
   Provenance elementwise_prov_ = Provenance::assumed;
   KernelCost launch_;
   std::optional<FrameworkHostCost> host_cost_;
+  Interference interference_;
+  Provenance interference_prov_ = Provenance::assumed;
+  std::string interference_source_;
 };
 
 }  // namespace scalescope::models

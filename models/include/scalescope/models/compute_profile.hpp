@@ -17,6 +17,12 @@
 //                                    label?}} -> AttentionSample (written by `scalescope calibrate
 //                                    import-attention`, see make_attention_section()); profiles without
 //                                    it load as before (attention efficiency assumed)
+//   interference                     optional: {method, gpus, rows[]: {compute, class (gemm | memory),
+//                                    op, bytes, compute_alone_us, compute_beside_us, compute_slowdown,
+//                                    compute_covered, coll_alone_us, coll_beside_us, coll_slowdown,
+//                                    coll_covered, compute_reps, coll_reps} or {compute, op, error}}
+//                                    -> InterferenceSample (scalescope-calibrate's `interf` section); a
+//                                    slowdown is used only where its `*_covered` is true
 #pragma once
 
 #include <filesystem>

@@ -38,6 +38,9 @@ struct PredictOptions {
   /// cost per layer and micro-batch (sim/host_dispatch.hpp) and the GPU may wait for it. Implies
   /// BuildOptions::per_layer_tasks. Unset: the compute model's host_cost(), if any.
   std::optional<FrameworkHostCost> host;
+  /// Compute-communication interference (sim/simulator.hpp). Unset: the compute model's interference()
+  /// (measured by the profile's `interference` section, none without one).
+  std::optional<Interference> interference;
 };
 
 struct Prediction {

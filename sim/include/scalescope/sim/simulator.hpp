@@ -121,6 +121,19 @@ struct SimResult {
   const RankStats* rank_stats(int rank) const;
 };
 
+/// Compute-communication interference, as measured on one GPU type (calibration profile section
+/// `interference`, docs/profile-format.md). NCCL's kernels take SMs and HBM bandwidth from the
+/// compute beside them, and the other way round. Applied to communication whose ranks all sit in
+/// one node (NVLink) and that is costed analytically: while such a collective or transfer runs on a
+/// rank, that rank's compute tasks progress at 1/compute_slowdown of their speed; while any of its
+/// ranks runs a compute task, the communication progresses at 1/comm_slowdown. Inter-node (NIC)
+/// communication is left alone: nothing measured says how much it takes. 1.0 = no interference.
+struct Interference {
+  double compute_slowdown = 1.0;
+  double comm_slowdown = 1.0;
+  bool active() const { return compute_slowdown != 1.0 || comm_slowdown != 1.0; }
+};
+
 struct SimOptions {
   Fidelity fidelity = Fidelity::analytical;
   /// Not owned; called in order. The statistics are always collected (SimResult).
@@ -142,6 +155,8 @@ struct SimOptions {
   /// ranks split the node's NICs as they do when all ranks run. Off: every collective has the
   /// network to itself (the model before 2026-11; kept for comparison).
   bool concurrent_collectives = true;
+  /// Default: none. Factors must be finite and positive (simulate() rejects others).
+  Interference interference;
 };
 
 /// Runs one iteration. Deterministic: the same inputs give the same result. Thread-safe for

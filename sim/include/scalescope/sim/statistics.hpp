@@ -46,4 +46,7 @@ class StatsCollector final : public SimObserver {
   SimTime step_end_ = 0;
 };
 
+/// The median of `values` (the mean of the middle two for an even count); NaN when empty.
+double median(std::vector<double> values);
+
 }  // namespace scalescope

@@ -1,0 +1,118 @@
+// Rate-stretched compute and communication (see interference.hpp).
+#include "interference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace scalescope::detail {
+
+InterferenceTracker::InterferenceTracker(Engine& engine, Interference factors, int rank_bound, DoneFn done,
+                                         void* context)
+    : engine_(engine),
+      f_(factors),
+      done_(done),
+      context_(context),
+      computing_(static_cast<std::size_t>(rank_bound)),
+      talking_(static_cast<std::size_t>(rank_bound)) {}
+
+std::uint32_t InterferenceTracker::acquire(SimTime alone, std::uint8_t tag, std::uint32_t owner, bool comm) {
+  std::uint32_t slot;
+  if (free_.empty()) {
+    slot = static_cast<std::uint32_t>(items_.size());
+    items_.emplace_back();
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  Item& it = items_[slot];
+  it.work_ns = static_cast<double>(alone);
+  it.last = engine_.now();
+  it.owner = owner;
+  it.tag = tag;
+  it.comm = comm;
+  it.ranks.clear();
+  return slot;
+}
+
+double InterferenceTracker::rate_of(const Item& item) const {
+  if (!item.comm) {
+    return talking_[static_cast<std::size_t>(item.ranks.front())].empty() ? 1.0 : 1.0 / f_.compute_slowdown;
+  }
+  for (int r : item.ranks) {
+    if (!computing_[static_cast<std::size_t>(r)].empty()) return 1.0 / f_.comm_slowdown;
+  }
+  return 1.0;
+}
+
+void InterferenceTracker::schedule(std::uint32_t slot) {
+  const Item& it = items_[slot];
+  const double dt = std::max(0.0, std::round(it.work_ns / it.rate));
+  items_[slot].event = engine_.schedule_after(static_cast<SimTime>(dt), [this, slot] { complete(slot); });
+}
+
+void InterferenceTracker::rerate(std::uint32_t slot) {
+  Item& it = items_[slot];
+  const double rate = rate_of(it);
+  if (rate == it.rate) return;
+  const SimTime now = engine_.now();
+  it.work_ns = std::max(0.0, it.work_ns - static_cast<double>(now - it.last) * it.rate);
+  it.last = now;
+  it.rate = rate;
+  engine_.cancel(it.event);
+  schedule(slot);
+}
+
+void InterferenceTracker::start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner) {
+  const std::uint32_t slot = acquire(alone, tag, owner, false);
+  items_[slot].ranks.push_back(rank);
+  auto& mine = computing_[static_cast<std::size_t>(rank)];
+  mine.push_back(slot);
+  if (mine.size() == 1) {
+    for (std::uint32_t c : talking_[static_cast<std::size_t>(rank)]) rerate(c);
+  }
+  items_[slot].rate = rate_of(items_[slot]);
+  schedule(slot);
+}
+
+void InterferenceTracker::start_comm(std::span<const int> ranks, SimTime alone, std::uint8_t tag,
+                                     std::uint32_t owner) {
+  const std::uint32_t slot = acquire(alone, tag, owner, true);
+  items_[slot].ranks.assign(ranks.begin(), ranks.end());
+  for (int r : ranks) {
+    auto& theirs = talking_[static_cast<std::size_t>(r)];
+    theirs.push_back(slot);
+    if (theirs.size() == 1) {
+      for (std::uint32_t c : computing_[static_cast<std::size_t>(r)]) rerate(c);
+    }
+  }
+  items_[slot].rate = rate_of(items_[slot]);
+  schedule(slot);
+}
+
+void InterferenceTracker::erase(std::vector<std::uint32_t>& v, std::uint32_t slot) {
+  v.erase(std::find(v.begin(), v.end(), slot));
+}
+
+void InterferenceTracker::complete(std::uint32_t slot) {
+  const std::uint32_t owner = items_[slot].owner;
+  const std::uint8_t tag = items_[slot].tag;
+  if (!items_[slot].comm) {
+    const auto r = static_cast<std::size_t>(items_[slot].ranks.front());
+    erase(computing_[r], slot);
+    if (computing_[r].empty()) {
+      for (std::uint32_t c : talking_[r]) rerate(c);
+    }
+  } else {
+    for (int rank : items_[slot].ranks) {
+      const auto r = static_cast<std::size_t>(rank);
+      erase(talking_[r], slot);
+      if (talking_[r].empty()) {
+        for (std::uint32_t c : computing_[r]) rerate(c);
+      }
+    }
+  }
+  free_.push_back(slot);
+  done_(context_, tag, owner);
+}
+
+}  // namespace scalescope::detail

@@ -1,0 +1,6 @@
+calibrate
+import-section
+gemm
+calibrate/profiles/h200x2.json
+--into
+/tmp/scalescope-golden-import-section.json
