@@ -300,8 +300,18 @@ QString PlannerTab::status_text() const { return status_->text(); }
 QString PlannerTab::outcome_text() const {
   if (!outcome_) return {};
   const planner::PruneCounts& c = outcome_->result.counts;
-  QString t = qs(outcome_->header) + QString(". %1 plans enumerated, %2 invalid, %3 out of memory, %4 dominated, %5 simulated")
-                                         .arg(c.plans).arg(c.invalid).arg(c.out_of_memory).arg(c.dominated).arg(c.evaluated);
+  // The counts of `scalescope plan`, in its words.
+  QString t = qs(outcome_->header) +
+              QString(". %1 plans enumerated, %2 excluded by the fixed keys, %3 invalid, %4 out of memory, %5 dominated, "
+                      "%6 skipped (lower bound above the top), %7 failed, %8 simulated")
+                  .arg(c.plans)
+                  .arg(c.fixed_out)
+                  .arg(c.invalid)
+                  .arg(c.out_of_memory)
+                  .arg(c.dominated)
+                  .arg(c.bounded)
+                  .arg(c.failed)
+                  .arg(c.evaluated);
   t += QString("; memory limit %1 GiB; collectives: %2; compute: %3.")
            .arg(outcome_->gpu_memory_GiB, 0, 'f', 1)
            .arg(qs(outcome_->collective_source), qs(outcome_->compute_source));

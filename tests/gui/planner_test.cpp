@@ -111,6 +111,13 @@ class PlannerTest : public QObject {
       QCOMPARE(tab.model()->data(tab.model()->index(i, PlanTableModel::kFlowStep)).toString(),
                c.flow_step_time_s ? cli_fixed(*c.flow_step_time_s, 4) : QString("-"));
     }
+    // The status line carries the library's prune counts, the bound-skipped ones included.
+    const planner::PruneCounts& n = cli->counts;
+    const QString counts = QString("%1 plans enumerated, %2 excluded by the fixed keys, %3 invalid, %4 out of memory, "
+                                   "%5 dominated, %6 skipped (lower bound above the top), %7 failed, %8 simulated")
+                               .arg(n.plans).arg(n.fixed_out).arg(n.invalid).arg(n.out_of_memory).arg(n.dominated)
+                               .arg(n.bounded).arg(n.failed).arg(n.evaluated);
+    QVERIFY2(tab.status_text().contains(counts), qPrintable(tab.status_text() + "\nexpected: " + counts));
   }
 
   void sweep_points_equal_cli_and_amdahl_fit_is_closed_form() {
