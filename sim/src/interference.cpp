@@ -62,55 +62,47 @@ void InterferenceTracker::rerate(std::uint32_t slot) {
   schedule(slot);
 }
 
+// Puts `slot` on (or takes it off) the per-rank lists of its kind; where a rank's list turns non-empty
+// (or empty), the items of the other kind on that rank change rate.
+void InterferenceTracker::occupy(std::uint32_t slot, bool add) {
+  auto& own = items_[slot].comm ? talking_ : computing_;
+  auto& other = items_[slot].comm ? computing_ : talking_;
+  for (int rank : items_[slot].ranks) {
+    auto& mine = own[static_cast<std::size_t>(rank)];
+    if (add) {
+      mine.push_back(slot);
+    } else {
+      mine.erase(std::find(mine.begin(), mine.end(), slot));
+    }
+    if (mine.size() == (add ? 1u : 0u)) {
+      for (std::uint32_t c : other[static_cast<std::size_t>(rank)]) rerate(c);
+    }
+  }
+}
+
+void InterferenceTracker::start(std::uint32_t slot) {
+  occupy(slot, true);
+  items_[slot].rate = rate_of(items_[slot]);
+  schedule(slot);
+}
+
 void InterferenceTracker::start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner) {
   const std::uint32_t slot = acquire(alone, tag, owner, false);
   items_[slot].ranks.push_back(rank);
-  auto& mine = computing_[static_cast<std::size_t>(rank)];
-  mine.push_back(slot);
-  if (mine.size() == 1) {
-    for (std::uint32_t c : talking_[static_cast<std::size_t>(rank)]) rerate(c);
-  }
-  items_[slot].rate = rate_of(items_[slot]);
-  schedule(slot);
+  start(slot);
 }
 
 void InterferenceTracker::start_comm(std::span<const int> ranks, SimTime alone, std::uint8_t tag,
                                      std::uint32_t owner) {
   const std::uint32_t slot = acquire(alone, tag, owner, true);
   items_[slot].ranks.assign(ranks.begin(), ranks.end());
-  for (int r : ranks) {
-    auto& theirs = talking_[static_cast<std::size_t>(r)];
-    theirs.push_back(slot);
-    if (theirs.size() == 1) {
-      for (std::uint32_t c : computing_[static_cast<std::size_t>(r)]) rerate(c);
-    }
-  }
-  items_[slot].rate = rate_of(items_[slot]);
-  schedule(slot);
-}
-
-void InterferenceTracker::erase(std::vector<std::uint32_t>& v, std::uint32_t slot) {
-  v.erase(std::find(v.begin(), v.end(), slot));
+  start(slot);
 }
 
 void InterferenceTracker::complete(std::uint32_t slot) {
   const std::uint32_t owner = items_[slot].owner;
   const std::uint8_t tag = items_[slot].tag;
-  if (!items_[slot].comm) {
-    const auto r = static_cast<std::size_t>(items_[slot].ranks.front());
-    erase(computing_[r], slot);
-    if (computing_[r].empty()) {
-      for (std::uint32_t c : talking_[r]) rerate(c);
-    }
-  } else {
-    for (int rank : items_[slot].ranks) {
-      const auto r = static_cast<std::size_t>(rank);
-      erase(talking_[r], slot);
-      if (talking_[r].empty()) {
-        for (std::uint32_t c : computing_[r]) rerate(c);
-      }
-    }
-  }
+  occupy(slot, false);
   free_.push_back(slot);
   done_(context_, tag, owner);
 }

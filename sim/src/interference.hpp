@@ -42,8 +42,9 @@ class InterferenceTracker {
   double rate_of(const Item& item) const;
   void schedule(std::uint32_t slot);
   void rerate(std::uint32_t slot);
+  void start(std::uint32_t slot);
+  void occupy(std::uint32_t slot, bool add);
   void complete(std::uint32_t slot);
-  static void erase(std::vector<std::uint32_t>& v, std::uint32_t slot);
 
   Engine& engine_;
   Interference f_;

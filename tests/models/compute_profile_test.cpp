@@ -9,6 +9,15 @@ namespace {
 
 const std::string kFile = std::string(SCALESCOPE_TEST_DATA) + "/profiles/compute_small.json";
 
+// The GPU the small profile was written for (datasheet numbers of an H100 SXM).
+GpuSpec h100() {
+  GpuSpec g;
+  g.model = "H100";
+  g.hbm_bandwidth = GBps(3350);
+  g.peak.bf16 = TFLOPS(989.4);
+  return g;
+}
+
 TEST(ComputeProfile, ReadsGemmRowsBandwidthsAndLaunchOverhead) {
   auto p = load_compute_profile(kFile);
   ASSERT_TRUE(p.has_value()) << p.error().str();
@@ -28,11 +37,7 @@ TEST(ComputeProfile, ReadsGemmRowsBandwidthsAndLaunchOverhead) {
 TEST(ComputeProfile, MeasuredGemmFeedsTheComputeModel) {
   auto p = load_compute_profile(kFile);
   ASSERT_TRUE(p.has_value());
-  GpuSpec g;
-  g.model = "H100";
-  g.hbm_bandwidth = GBps(3350);
-  g.peak.bf16 = TFLOPS(989.4);
-  auto m = ComputeModel::with_profile(g, std::move(p).value());
+  auto m = ComputeModel::with_profile(h100(), std::move(p).value());
   ASSERT_TRUE(m.has_value());
   EXPECT_DOUBLE_EQ(m->gemm(4096, 4096, 4096).time.value, 200e-6);
   EXPECT_EQ(m->gemm(4096, 4096, 4096).provenance, Provenance::measured);
@@ -79,11 +84,7 @@ TEST(ComputeProfile, InterferenceRowsGiveTheMedianSlowdownsOfCoveredWindows) {
   auto p = compute_profile_from_json(doc, "i.json");
   ASSERT_TRUE(p.has_value()) << p.error().str();
   ASSERT_EQ(p->interference.size(), 4u);
-  GpuSpec g;
-  g.model = "H200";
-  g.hbm_bandwidth = GBps(4800);
-  g.peak.bf16 = TFLOPS(989.4);
-  auto m = ComputeModel::with_profile(g, std::move(p).value());
+  auto m = ComputeModel::with_profile(h100(), std::move(p).value());
   ASSERT_TRUE(m.has_value());
   EXPECT_DOUBLE_EQ(m->interference().compute_slowdown, 1.225);
   EXPECT_DOUBLE_EQ(m->interference().comm_slowdown, 1.5);
@@ -105,11 +106,7 @@ TEST(ComputeProfile, InterferenceRowsGiveTheMedianSlowdownsOfCoveredWindows) {
 TEST(ComputeProfile, WithoutInterferenceRowsNothingSlowsDown) {
   auto p = load_compute_profile(kFile);
   ASSERT_TRUE(p.has_value());
-  GpuSpec g;
-  g.model = "H100";
-  g.hbm_bandwidth = GBps(3350);
-  g.peak.bf16 = TFLOPS(989.4);
-  auto m = ComputeModel::with_profile(g, std::move(p).value());
+  auto m = ComputeModel::with_profile(h100(), std::move(p).value());
   ASSERT_TRUE(m.has_value());
   EXPECT_FALSE(m->interference().active());
 }
