@@ -27,6 +27,7 @@ def parse_args():
     p.add_argument("--start-unix", type=float, default=None, help="when the budget started (set by run_all.sh)")
     p.add_argument("--families", default="", help="comma list to keep (default all), e.g. ddp,zero3")
     p.add_argument("--max-tier", type=int, default=4, help="0 = main points only ... 4 = everything")
+    p.add_argument("--only-model", default="", help="keep only the configurations of this model name (e.g. llama-7b)")
     p.add_argument("--warmup", type=int, default=plans.WARMUP_STEPS)
     p.add_argument("--steps", type=int, default=plans.TIMED_STEPS)
     p.add_argument("--cluster", default=None, help="cluster name written to each point (default hgx-h200-4)")
@@ -63,7 +64,7 @@ def load_models(args):
 def configs_for(n, models, args):
     fams = [f for f in args.families.split(",") if f]
     cs = plans.build_configs(n, models, fams, cpu=args.device == "cpu")
-    return [c for c in cs if c.tier <= args.max_tier]
+    return [c for c in cs if c.tier <= args.max_tier and (not args.only_model or c.model == args.only_model)]
 
 
 def environment(torch, device):
