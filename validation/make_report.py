@@ -13,7 +13,9 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else "build/cli/scalescope"
 FRAMEWORK = "pytorch-eager"  # what validation/harness runs: autocast over fp32 params; FSDP2 bf16 for zero=2/3
 HOST_COST = "validation/profiles/h200-torch/host_dispatch.json"  # measured host dispatch (harness/host_dispatch.py)
 CHECK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(BIN))), "tests", "test_models_eager_profile_check")
-SETS = [("h200x4", "validation/h200x4/measured", "h200x4"), ("h200x2", "validation/h200x2/measured", "h200x2")]
+SETS = [("h200x4", "validation/h200x4/measured", "h200x4"), ("h200x2", "validation/h200x2/measured", "h200x2"),
+        ("h200x4-llama7b", "validation/h200x4-llama7b/measured", "h200x4")]
+BLIND = "validation/h200x4-llama7b/predicted-before-measuring.json"
 FIT_SET = "h200x4"
 
 
@@ -162,12 +164,12 @@ for name, measured, calib in SETS:
                      f"{mf['serial_fraction']:.3f} ({mf['r2']:.2f}) | {pf['serial_fraction']:.3f} ({pf['r2']:.2f}) | {mf['points']} |")
     lines.append("")
 
-lines += ["## Both sets", "", "| set | points | median abs error | multi-GPU points | their median abs error | no fit (F = 1) "
+lines += ["## All sets", "", "| set | points | median abs error | multi-GPU points | their median abs error | no fit (F = 1) "
           "| multi-GPU, no interference |",
           "|---|---:|---:|---:|---:|---:|---:|"]
 for name, n, med, nm, medm, medraw, mednoint in summary:
     lines.append(f"| {name} | {n} | {100*med:.1f}% | {nm} | {100*medm:.1f}% | {100*medraw:.1f}% | {100*mednoint:.1f}% |")
-lines += ["", f"**Over both sets: median |error| {100*statistics.median(ALL):.1f}% over {len(ALL)} points; "
+lines += ["", f"**Over all sets: median |error| {100*statistics.median(ALL):.1f}% over {len(ALL)} points; "
           f"{100*statistics.median(ALLMULTI):.1f}% over the {len(ALLMULTI)} multi-GPU (out-of-sample) points.**", ""]
 
 # Ranking: what a planner needs. Inside each (model, GPU count, global batch) group of distinct plans, the rank
@@ -197,6 +199,59 @@ for name, points in RANKED:
         lines.append(f"| {name} | {m} | {gpus} | {gbs} | {len(ps)} | {rho:.3f} | {pick} |")
 if RHO:
     lines += ["", f"**Mean Spearman over {len(RHO)} groups: {statistics.fmean(RHO):.3f} (min {min(RHO):.3f}).**", ""]
+
+# Runs predicted before they were measured (the llama-7b set): the committed predictions against the measurements.
+if os.path.exists(BLIND):
+    blind = json.load(open(BLIND))
+    lines += ["## Predicted before measuring (llama-7b)", "",
+              f"{blind['what']}. Command: `{blind['command']}`. The llama-7b runs (Llama-2-7B shape: 32 layers, hidden",
+              "4096, 32 heads without GQA, ffn 11008) were then measured with the same harness on `nvidia-h200-x4`",
+              "(`validation/h200x4-llama7b/`); nothing was changed or fitted in between.", "",
+              "| run | predicted before (s) | measured (s) | error |", "|---|---:|---:|---:|"]
+    errs = []
+    for r in blind["rows"]:
+        f = os.path.join("validation/h200x4-llama7b/measured", os.path.basename(r["file"]))
+        if not os.path.exists(f):
+            continue
+        m = json.load(open(f))["measured"]["step_time_s"]
+        e = r["predicted_step_s"] / m - 1
+        errs.append(abs(e))
+        lines.append(f"| {os.path.basename(f)} | {r['predicted_step_s']:.4f} | {m:.4f} | {100*e:+.1f}% |")
+    missing = [os.path.basename(r["file"]) for r in blind["rows"]
+               if not os.path.exists(os.path.join("validation/h200x4-llama7b/measured", os.path.basename(r["file"])))]
+    lines += ["", f"**Median |error| {100*statistics.median(errs):.1f}% over {len(errs)} runs predicted before measuring.** "
+              f"Not measured (out of memory on the GPUs, or the pipeline crashed): {', '.join(missing) or 'none'}.", ""]
+
+# Peak memory: the memory model against torch.cuda.max_memory_allocated of the same runs.
+def predicted_memory(point_file, calib):
+    d = json.load(open(point_file))
+    cmd = [BIN, "simulate", "--model", d["model_file"], "--cluster", d.get("cluster", "hgx-h200-4"), "--plan", d["plan"],
+           "--calibration", calib, "--framework", FRAMEWORK, "--format", "json"]
+    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return d["family"], d["measured"]["peak_allocated_GiB"], out["memory_peak_GiB"]
+
+
+lines += ["## Peak memory per GPU", "",
+          "Predicted `memory_peak_GiB` (`scalescope simulate ... --framework " + FRAMEWORK + "`) against the measured",
+          "`torch.cuda.max_memory_allocated` of rank 0 (`peak_allocated_GiB` in each point). Error = predicted / measured - 1;",
+          "nothing is fitted to these numbers.", "",
+          "| family | points | median error | median abs error | worst |", "|---|---:|---:|---:|---|"]
+mem = collections.defaultdict(list)
+for name, measured, calib in SETS:
+    if not os.path.isdir(measured):
+        continue
+    for f in sorted(os.listdir(measured)):
+        fam, m, p = predicted_memory(os.path.join(measured, f), calib)
+        mem[fam].append((p / m - 1, f, m, p))
+memall = []
+for fam in sorted(mem):
+    errs = [e for e, *_ in mem[fam]]
+    memall += errs
+    w = max(mem[fam], key=lambda x: abs(x[0]))
+    lines.append(f"| {fam} | {len(errs)} | {100*statistics.median(errs):+.1f}% | {100*statistics.median(map(abs, errs)):.1f}% | "
+                 f"{100*w[0]:+.1f}% ({w[1]}: {w[2]:.1f} GiB measured, {w[3]:.1f} predicted) |")
+lines += ["", f"**All {len(memall)} points: median error {100*statistics.median(memall):+.1f}%, median abs error "
+          f"{100*statistics.median(map(abs, memall)):.1f}%.**", ""]
 
 # Check of the compute model per kernel kind against torch.profiler (not fitted to these numbers).
 checks = []
