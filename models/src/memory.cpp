@@ -62,6 +62,10 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, int mbs, int tp, bool sp, R
                k = static_cast<double>(m.kv_dim());
   const double f = m.ffn_hidden, t = tp, outer_div = sp ? t : 1.0;
   if (r == Recompute::full) return Bytes(2.0 * sb * h / outer_div);
+  if (o.framework == Framework::torch_amp && r == Recompute::none) {  // eager PyTorch (header comment)
+    const double replicated = o.fsdp2 ? 8.0 : 18.0;  // FSDP2: bf16 residual stream, no autocast copies
+    return Bytes(replicated * sb * h + (6.0 * sb * q + 4.0 * sb * k + 8.0 * sb * f + 4.0 * sb * m.heads) / t);
+  }
   const double outer = sb * h * (8.0 + (o.dropout ? 2.0 : 0.0));
   const double mlp = m.ffn == FfnKind::gelu ? 4.0 * sb * f : 6.0 * sb * f;
   double inner = 2.0 * sb * (q + 2.0 * k) + 2.0 * sb * q + mlp;
@@ -106,11 +110,29 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
   b.optimizer = states.optimizer;
 
   b.inflight = inflight_activation_sets(p.schedule, p.pp, p.vpp, stage, p.num_microbatches());
-  const Bytes per_layer = activation_bytes_per_layer(m, p.mbs, p.tp, p.sp, p.recompute, o);
+  MemoryOptions per_layer_options = o;
+  per_layer_options.fsdp2 = o.framework == Framework::torch_amp && p.zero >= 2;
+  const Bytes per_layer = activation_bytes_per_layer(m, p.mbs, p.tp, p.sp, p.recompute, per_layer_options);
   b.activations = per_layer * (layout.layers_on_stage(stage) * b.inflight);
 
   const double sb = static_cast<double>(m.seq_len) * p.mbs;
   const double outer_div = p.sp ? p.tp : 1.0;
+  if (o.framework == Framework::torch_amp && p.recompute == Recompute::none) {  // eager PyTorch (header)
+    const double params = static_cast<double>(b.params);
+    const double v = static_cast<double>(m.vocab) / p.tp;
+    if (p.zero >= 2) {  // FSDP2: bf16 compute parameters gathered from fp32 shards
+      // fp32 shards under both stages (FSDP2 shards parameters whatever reshard_after_forward says).
+      b.weights = Bytes(4.0 * params / p.dp + (p.zero == 2 ? 2.0 * params : 0.0));
+      b.zero3_gather = p.zero == 3 ? Bytes(2.0 * 2.0 * static_cast<double>(held.largest_layer)) : Bytes(0);
+      if (stage == p.pp - 1) b.embedding_logits = Bytes((4.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
+    } else {
+      if (p.num_microbatches() == 1) b.grads = Bytes(0);  // made during backward, as activations go
+      b.framework_copies = Bytes(params * (2.0 + (p.dp > 1 ? 4.0 : 0.0)));
+      if (stage == p.pp - 1) b.embedding_logits = Bytes((6.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
+    }
+    b.overhead = o.framework_overhead;
+    return b;
+  }
   if (stage == 0 && o.dropout) b.embedding_logits += Bytes(sb * m.hidden / outer_div * b.inflight);
   if (stage == p.pp - 1) {
     const double v = static_cast<double>(padded_vocab(m.vocab, p.tp, o.vocab_multiple));

@@ -47,6 +47,8 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   p.hfu = denom > 0 ? p.hardware_flops / denom : 0.0;
 
   MemoryOptions mo = o.memory;
+  // The eager kernels' program keeps eager PyTorch's tensors (memory.hpp, torch_amp).
+  if (compute.framework() == KernelFramework::pytorch_eager) mo.framework = Framework::torch_amp;
   mo.flash_attention = o.build.costs.flash_attention;
   mo.dropout = o.build.costs.dropout;
   p.memory = peak_memory(model, plan, mo);

@@ -196,5 +196,88 @@ TEST(Memory, FullRecomputeKeepsLayerInputsPlusOneLayerWorkingSet) {
   EXPECT_DOUBLE_EQ(b.recompute_workspace.value, sbh * (10 + 3 + 5.0 * 96 * 2048 / (12288 * 8)));
 }
 
+// Eager PyTorch (torch_amp), the harness's llama-1b: 16 layers, h = 2048, 32 heads, q = 2048, kv = 512,
+// f = 8192, V = 32000, s = 4096; 1,104,218,112 parameters. Counted from what autograd keeps (memory.hpp).
+ModelSpec llama_1b() {
+  ModelSpec m;
+  m.name = "llama-1b";
+  m.layers = 16;
+  m.hidden = 2048;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 8192;
+  m.ffn = FfnKind::swiglu;
+  m.norm = NormKind::rmsnorm;
+  m.bias = false;
+  m.vocab = 32000;
+  m.tied_embeddings = false;
+  m.seq_len = 4096;
+  return m;
+}
+
+TEST(Memory, EagerAutocastCountsWhatAutogradKeeps) {
+  const ModelSpec m = llama_1b();
+  MemoryOptions o;
+  o.framework = Framework::torch_amp;
+  o.flash_attention = true;
+  o.dropout = false;
+  const double T = 4096, h = 2048, q = 2048, k = 512, f = 8192, heads = 32, V = 32000, P = 1104218112;
+  // Per layer and sequence: 18Th + 6Tq + 4Tk + 8Tf + 4T heads = 478,674,944 bytes (t = 1); with t = 2
+  // the last four terms halve.
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, 1, 1, false, Recompute::none, o).value,
+                   18 * T * h + 6 * T * q + 4 * T * k + 8 * T * f + 4 * T * heads);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, 1, 2, false, Recompute::none, o).value,
+                   18 * T * h + (6 * T * q + 4 * T * k + 8 * T * f + 4 * T * heads) / 2);
+
+  // One GPU, one micro-batch of 1 (gbs 1): fp32 weights 4P + Adam 8P + autocast bf16 copies 2P, no
+  // gradients yet at the peak; activations of 16 layers; head 6Th + 4TV + 4TV; 2 GiB overhead.
+  const double layer = 18 * T * h + 6 * T * q + 4 * T * k + 8 * T * f + 4 * T * heads;
+  const MemoryBreakdown one = peak_memory(m, plan("tp=1,pp=1,dp=1,mbs=1,gbs=1,recompute=none"), o);
+  EXPECT_EQ(one.params, static_cast<std::int64_t>(P));
+  EXPECT_DOUBLE_EQ(one.weights.value, 4 * P);
+  EXPECT_DOUBLE_EQ(one.grads.value, 0.0);
+  EXPECT_DOUBLE_EQ(one.optimizer.value, 8 * P);
+  EXPECT_DOUBLE_EQ(one.framework_copies.value, 2 * P);
+  EXPECT_DOUBLE_EQ(one.activations.value, 16 * layer);
+  EXPECT_DOUBLE_EQ(one.embedding_logits.value, 6 * T * h + 8 * T * V);
+  // The harness measured 22.77 GiB allocated for this run (validation/h200x4/measured/single-llama-1b-weak-n1-
+  // tp1-pp1-dp1-z0-mbs1-gbs1.json); the count without the 2 GiB outside the allocator is within 3% of it.
+  EXPECT_NEAR((one.total() - one.overhead).value / (1024.0 * 1024 * 1024), 22.77, 0.03 * 22.77);
+
+  // DDP over 4 GPUs with accumulation (gbs 16, 4 micro-batches): fp32 gradients 4P stay between micro-
+  // batches and DDP's buckets add another 4P.
+  const MemoryBreakdown ddp = peak_memory(m, plan("tp=1,pp=1,dp=4,mbs=1,gbs=16,recompute=none"), o);
+  EXPECT_DOUBLE_EQ(ddp.grads.value, 4 * P);
+  EXPECT_DOUBLE_EQ(ddp.framework_copies.value, (2 + 4) * P);
+  // ZeRO-1 divides the Adam states only.
+  const MemoryBreakdown z1 = peak_memory(m, plan("tp=1,pp=1,dp=4,zero=1,mbs=1,gbs=16,recompute=none"), o);
+  EXPECT_DOUBLE_EQ(z1.optimizer.value, 8 * P / 4);
+}
+
+TEST(Memory, EagerFsdp2HoldsShardsAndGatheredBf16Parameters) {
+  const ModelSpec m = llama_1b();
+  MemoryOptions o;
+  o.framework = Framework::torch_amp;
+  o.flash_attention = true;
+  o.dropout = false;
+  const double T = 4096, h = 2048, q = 2048, k = 512, f = 8192, heads = 32, P = 1104218112;
+  const double layer = 8 * T * h + 6 * T * q + 4 * T * k + 8 * T * f + 4 * T * heads;  // bf16 residual stream
+  // ZeRO-3 over 2: fp32 shards 4P/2, sharded fp32 gradients 4P/2, Adam 8P/2, two gathered bf16 layers.
+  const MemoryBreakdown z3 = peak_memory(m, plan("tp=1,pp=1,dp=2,zero=3,mbs=1,gbs=16,recompute=none"), o);
+  EXPECT_DOUBLE_EQ(z3.weights.value, 4 * P / 2);
+  EXPECT_DOUBLE_EQ(z3.grads.value, 4 * P / 2);
+  EXPECT_DOUBLE_EQ(z3.optimizer.value, 8 * P / 2);
+  const double layer_params = (h * q + 2 * h * k + q * h) + 3 * h * f + 2 * h;  // q, k, v, o, MLP, norms
+  EXPECT_DOUBLE_EQ(layer_params, 60821504);
+  EXPECT_GE(z3.zero3_gather.value, 2 * 2 * layer_params);  // the largest unit (embedding or head) may be larger
+  EXPECT_DOUBLE_EQ(z3.activations.value, 16 * layer);
+  EXPECT_DOUBLE_EQ(z3.framework_copies.value, 0.0);
+  // ZeRO-2 (FSDP2 without resharding after forward) shards the fp32 parameters too and keeps all gathered
+  // bf16 parameters from forward to backward.
+  const MemoryBreakdown z2 = peak_memory(m, plan("tp=1,pp=1,dp=2,zero=2,mbs=1,gbs=16,recompute=none"), o);
+  EXPECT_DOUBLE_EQ(z2.weights.value, 4 * P / 2 + 2 * P);
+  EXPECT_DOUBLE_EQ(z2.zero3_gather.value, 0.0);
+}
+
 }  // namespace
 }  // namespace scalescope::models

@@ -34,6 +34,26 @@
 // micro-batch (Korthikanti's 4sbh/t (1 + V/h)). Recompute working set: one layer's activations
 // without recompute (full) or its score tensors (selective) for one micro-batch. ZeRO-3: two
 // layers' unsharded weights (the one in use and the prefetched one).
+//
+// torch_amp, plain PyTorch with autocast (what validation/harness runs without FSDP2: single GPU,
+// DDP, ZeRO-1 = ZeroRedundancyOptimizer over DDP, DTensor TP, PP; zero <= 1), counted from what
+// autograd keeps (validation/harness/model.py, T = s b tokens of one micro-batch, bytes):
+//   per layer: the two RMSNorm inputs of the fp32 residual stream 2 * 4Th; autocast's bf16 copy of
+//   the norm output made separately for each of q, k, v, gate, up 5 * 2Th; SDPA's q, k, v, output
+//   and fp32 log-sum-exp 2Tq + 2 * 2Tk + 2Tq + 4T heads; the o-projection's contiguous input 2Tq;
+//   SwiGLU's gate and up outputs, silu output and product 4 * 2Tf -> 18Th + (6Tq + 4Tk + 8Tf + 4T
+//   heads) / t (norms and the autocast copies are replicated under DTensor TP).
+//   last stage: final-norm input and its bf16 copy 6Th per in-flight micro-batch; fp32 log-softmax
+//   output 4TV/t per in-flight micro-batch plus one transient fp32 logits (or its gradient) 4TV/t.
+//   framework copies: autocast's bf16 weight copies (2 B/param, kept for backward) and, with dp > 1,
+//   DDP's gradient buckets (4 B/param; gradient_as_bucket_view off, torch's default).
+//   gradients (4 B/param) count only with gradient accumulation (> 1 micro-batch per step): with one
+//   micro-batch they appear during backward while the activations are freed.
+// torch_amp with zero 2/3 is FSDP2 as the harness runs it (bf16 compute parameters, no autocast): fp32
+//   shards 4/dp + fp32 sharded gradients 4/dp + Adam 8/dp per parameter; zero 2 keeps the gathered bf16
+//   parameters from forward to backward (+2 B/param), zero 3 holds two layers of them (2 x 2 B x layer
+//   params); per layer 8Th (bf16 residual: the two norm inputs and the two saved norm outputs) + the
+//   same tensor-parallel terms; last stage 4Th + 4TV per in-flight micro-batch + 4TV.
 #pragma once
 
 #include <optional>
@@ -71,6 +91,8 @@ struct MemoryOptions {
   Bytes framework_overhead = GiB(2.0);
   int vocab_multiple = 128;              ///< Megatron --make-vocab-size-divisible-by
   std::optional<PipelineLayout> layout;  ///< default: even_layout(model, pp, vpp)
+  /// torch_amp only, set by memory_per_rank for zero >= 2: FSDP2's per-layer activations (bf16).
+  bool fsdp2 = false;
 };
 
 /// Activation bytes of one layer for one micro-batch on one tensor-parallel rank.
@@ -89,10 +111,11 @@ struct MemoryBreakdown {
   Bytes embedding_logits;     ///< embedding dropout masks (first stage), norm/LM-head/logits (last)
   Bytes recompute_workspace;  ///< transient working set of activation recomputation
   Bytes zero3_gather;         ///< ZeRO-3: unsharded weights of two layers
+  Bytes framework_copies;     ///< torch_amp: autocast's bf16 weight copies + DDP gradient buckets
   Bytes overhead;             ///< MemoryOptions::framework_overhead
   Bytes total() const {
     return weights + grads + optimizer + activations + embedding_logits + recompute_workspace +
-           zero3_gather + overhead;
+           zero3_gather + framework_copies + overhead;
   }
   bool fits(Bytes capacity) const { return total() <= capacity; }
 };
