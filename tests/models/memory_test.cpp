@@ -198,29 +198,19 @@ TEST(Memory, FullRecomputeKeepsLayerInputsPlusOneLayerWorkingSet) {
 
 // Eager PyTorch (torch_amp), the harness's llama-1b: 16 layers, h = 2048, 32 heads, q = 2048, kv = 512,
 // f = 8192, V = 32000, s = 4096; 1,104,218,112 parameters. Counted from what autograd keeps (memory.hpp).
-ModelSpec llama_1b() {
-  ModelSpec m;
-  m.name = "llama-1b";
-  m.layers = 16;
-  m.hidden = 2048;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 8192;
-  m.ffn = FfnKind::swiglu;
-  m.norm = NormKind::rmsnorm;
-  m.bias = false;
-  m.vocab = 32000;
-  m.tied_embeddings = false;
-  m.seq_len = 4096;
-  return m;
-}
+ModelSpec llama_1b() { return catalog(SCALESCOPE_SOURCE_DIR "/validation/models/llama-1b.json"); }
 
-TEST(Memory, EagerAutocastCountsWhatAutogradKeeps) {
-  const ModelSpec m = llama_1b();
+MemoryOptions eager() {
   MemoryOptions o;
   o.framework = Framework::torch_amp;
   o.flash_attention = true;
   o.dropout = false;
+  return o;
+}
+
+TEST(Memory, EagerAutocastCountsWhatAutogradKeeps) {
+  const ModelSpec m = llama_1b();
+  const MemoryOptions o = eager();
   const double T = 4096, h = 2048, q = 2048, k = 512, f = 8192, heads = 32, V = 32000, P = 1104218112;
   // Per layer and sequence: 18Th + 6Tq + 4Tk + 8Tf + 4T heads = 478,674,944 bytes (t = 1); with t = 2
   // the last four terms halve.
@@ -256,10 +246,7 @@ TEST(Memory, EagerAutocastCountsWhatAutogradKeeps) {
 
 TEST(Memory, EagerFsdp2HoldsShardsAndGatheredBf16Parameters) {
   const ModelSpec m = llama_1b();
-  MemoryOptions o;
-  o.framework = Framework::torch_amp;
-  o.flash_attention = true;
-  o.dropout = false;
+  const MemoryOptions o = eager();
   const double T = 4096, h = 2048, q = 2048, k = 512, f = 8192, heads = 32, P = 1104218112;
   const double layer = 8 * T * h + 6 * T * q + 4 * T * k + 8 * T * f + 4 * T * heads;  // bf16 residual stream
   // ZeRO-3 over 2: fp32 shards 4P/2, sharded fp32 gradients 4P/2, Adam 8P/2, two gathered bf16 layers.
