@@ -234,7 +234,8 @@ def predicted_memory(point_file, calib):
 lines += ["## Peak memory per GPU", "",
           "Predicted peak per GPU (`scalescope simulate ... --framework " + FRAMEWORK + "`: `memory_peak_GiB` minus",
           "`memory.overhead_GiB`, the assumed 2 GiB of CUDA context and NCCL buffers that the caching allocator does not",
-          "count) against the measured `torch.cuda.max_memory_allocated` of rank 0 (`peak_allocated_GiB` in each point).",
+          "count) against the measured `torch.cuda.max_memory_allocated` (`peak_allocated_GiB` in each point: the maximum",
+          "over ranks, counted from before the model is built through the warm-up and timed steps).",
           "Error = predicted / measured - 1; nothing is fitted to these numbers. The eager-PyTorch memory model",
           "(`models/include/scalescope/models/memory.hpp`, torch_amp: what autograd keeps, autocast's bf16 weight copies,",
           "DDP's buckets, FSDP2's shards and gathered parameters) was counted from the harness code in session 5; before",
@@ -256,7 +257,9 @@ for fam in sorted(mem):
                  f"{100*w[0]:+.1f}% ({w[1]}: {w[2]:.1f} GiB measured, {w[3]:.1f} predicted) |")
 lines += ["", f"**All {len(memall)} points: median error {100*statistics.median(memall):+.1f}%, median abs error "
           f"{100*statistics.median(map(abs, memall)):.1f}%.** DDP-wrapped runs (ddp, zero1, tp-dp) hold more than",
-          "counted (-11 to -14% median): something of DDP's beyond its gradient buckets is not in the count yet.", ""]
+          "counted (-11 to -14% median). A probe of one step in steady state (`validation/memory/`) shows DDP adding",
+          "exactly its 4 B/param of buckets, as counted, so the extra comes from construction or warm-up, which this",
+          "peak includes.", ""]
 if os.path.exists(BLIND):
     lines += ["Runs of the llama-7b set that ran out of memory on the GPUs (139.8 GiB usable), with the memory the model",
               "predicts for them (device total, overhead included):", "",
