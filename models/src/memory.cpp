@@ -126,8 +126,12 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
       b.zero3_gather = p.zero == 3 ? Bytes(2.0 * 2.0 * static_cast<double>(held.largest_layer)) : Bytes(0);
       if (stage == p.pp - 1) b.embedding_logits = Bytes((4.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
     } else {
-      if (p.num_microbatches() == 1) b.grads = Bytes(0);  // made during backward, as activations go
-      b.framework_copies = Bytes(params * (2.0 + (p.dp > 1 ? 4.0 : 0.0)));
+      const bool one_microbatch = p.num_microbatches() == 1;
+      if (one_microbatch) b.grads = Bytes(0);  // made during backward, as activations go
+      // DDP: its buckets, and with one micro-batch the second set it allocates when it rebuilds them at the
+      // second iteration, while the old set lives through that forward (validation/memory/).
+      const double ddp = p.dp > 1 ? (one_microbatch ? 8.0 : 4.0) : 0.0;
+      b.framework_copies = Bytes(params * (2.0 + ddp));
       if (stage == p.pp - 1) b.embedding_logits = Bytes((6.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
     }
     b.overhead = o.framework_overhead;

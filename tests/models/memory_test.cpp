@@ -239,6 +239,11 @@ TEST(Memory, EagerAutocastCountsWhatAutogradKeeps) {
   const MemoryBreakdown ddp = peak_memory(m, plan("tp=1,pp=1,dp=4,mbs=1,gbs=16,recompute=none"), o);
   EXPECT_DOUBLE_EQ(ddp.grads.value, 4 * P);
   EXPECT_DOUBLE_EQ(ddp.framework_copies.value, (2 + 4) * P);
+  // With one micro-batch per step, DDP's bucket rebuild at the second iteration holds a second set of buckets
+  // through that forward: 2P + 4P + 4P, and no gradients yet.
+  const MemoryBreakdown ddp1 = peak_memory(m, plan("tp=1,pp=1,dp=4,mbs=1,gbs=4,recompute=none"), o);
+  EXPECT_DOUBLE_EQ(ddp1.grads.value, 0.0);
+  EXPECT_DOUBLE_EQ(ddp1.framework_copies.value, (2 + 4 + 4) * P);
   // ZeRO-1 divides the Adam states only.
   const MemoryBreakdown z1 = peak_memory(m, plan("tp=1,pp=1,dp=4,zero=1,mbs=1,gbs=16,recompute=none"), o);
   EXPECT_DOUBLE_EQ(z1.optimizer.value, 8 * P / 4);

@@ -21,6 +21,8 @@ CFG = json.load(open(os.path.join(os.path.dirname(__file__), "..", "models", "ll
 
 
 def main():
+    # --from-build: reset the peak once, before the model is built, and record every step (as the harness counts).
+    from_build = "--from-build" in sys.argv
     dist.init_process_group("nccl")
     rank = dist.get_rank()
     dev = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
@@ -38,7 +40,9 @@ def main():
 
     for ddp_mode in ("none", "ddp", "ddp-bucket-view"):
         for micro in (1, 4):
-            variant = f"{ddp_mode}/m{micro}"
+            variant = f"{ddp_mode}/m{micro}" + ("/from-build" if from_build else "")
+            if from_build:
+                torch.cuda.reset_peak_memory_stats()
             with torch.device("meta"):
                 model = Transformer(CFG)
             model.to_empty(device=dev)
@@ -49,12 +53,15 @@ def main():
                     model, device_ids=[dev.index], bucket_cap_mb=25,
                     gradient_as_bucket_view=ddp_mode == "ddp-bucket-view")
             opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+            if from_build:
+                mark(variant, "after construction")
             tokens = torch.randint(0, CFG["vocab"], (micro, CFG["seq_len"]), device=dev)
             for step in range(3):  # step 0-1 warm-up (lazy Adam states, DDP bucket rebuild); step 2 recorded
-                torch.cuda.reset_peak_memory_stats()
-                rec = step == 2
+                if not from_build:
+                    torch.cuda.reset_peak_memory_stats()
+                rec = step == 2 or from_build
                 if rec:
-                    mark(variant, "step start")
+                    mark(variant, f"step {step} start")
                 opt.zero_grad(set_to_none=True)
                 for i in range(micro):
                     x = tokens[i:i + 1]
@@ -69,7 +76,7 @@ def main():
                             mark(variant, f"after backward {i}")
                 opt.step()
                 if rec:
-                    mark(variant, "after optimizer step")
+                    mark(variant, f"step {step} after optimizer step")
             del net, model, opt, tokens, loss
             torch.cuda.empty_cache()
     dist.destroy_process_group()
