@@ -297,8 +297,9 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                    "memory-bound kernels from the hand-counted eager byte table (layer_costs.hpp)"});
     out.push_back({"eager_bandwidth_factor", eager_factor_, "fraction of elementwise bandwidth",
                    eager_factor_source_.empty() ? Provenance::assumed : Provenance::fitted,
-                   eager_factor_source_.empty() ? "1: the byte table at the elementwise bandwidth, nothing fitted"
-                                                : eager_factor_source_});
+                   !eager_factor_source_.empty() ? eager_factor_source_
+                   : eager_factor_ == 1.0       ? "1: the byte table at the elementwise bandwidth, nothing fitted"
+                                                : "given (--eager-bandwidth-factor) without a stated source"});
   }
   out.push_back({"launch_overhead", to_us(launch_.time), "us", launch_.provenance,
                  launch_.provenance == Provenance::measured ? profile_source_
