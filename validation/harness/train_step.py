@@ -257,6 +257,9 @@ def run_config(c, mcfg, ctx, args, budget, sdpa_ctx, sync, torch, dist, parallel
     shape = (local_batch, mcfg["seq_len"])
     tokens = torch.randint(0, mcfg["vocab"], shape, generator=g, device=ctx.device)
     labels = torch.randint(0, mcfg["vocab"], shape, generator=g, device=ctx.device)
+    # What earlier configurations of this process (and this one's batch) left allocated: the peak counter includes
+    # it, so each point also records the peak above it (peak_allocated_above_start_GiB, max over ranks).
+    start_alloc = torch.cuda.memory_allocated(ctx.device) if cuda else 0
     if cuda:
         torch.cuda.reset_peak_memory_stats(ctx.device)
     runner = parallel.build(c, mcfg, ctx, tokens, labels)
@@ -295,6 +298,8 @@ def run_config(c, mcfg, ctx, args, budget, sdpa_ctx, sync, torch, dist, parallel
     ev = [round(a.elapsed_time(b) / 1000.0, 6) for a, b in events] if cuda else None
     alloc = parallel.all_max(torch.cuda.max_memory_allocated(ctx.device) if cuda else 0, ctx) / 2**30
     resv = parallel.all_max(torch.cuda.max_memory_reserved(ctx.device) if cuda else 0, ctx) / 2**30
+    above = parallel.all_max((torch.cuda.max_memory_allocated(ctx.device) - start_alloc) if cuda else 0, ctx) / 2**30
+    at_start = parallel.all_max(start_alloc, ctx) / 2**30
     final_loss = parallel.all_max(parallel.local_loss(loss), ctx)
     n_local = torch.zeros(ctx.world, dtype=torch.float64, device=ctx.device)
     n_local[ctx.rank] = runner.local_params()
@@ -304,7 +309,8 @@ def run_config(c, mcfg, ctx, args, budget, sdpa_ctx, sync, torch, dist, parallel
     point = {"step_time_s": med, "step_time_s_p10": q[0], "step_time_s_p90": q[-1], "step_times_s": steps,
              "step_time_s_cuda_events_rank0": statistics.median(ev) if ev else None,
              "step_times_s_cuda_events_rank0": ev, "peak_allocated_GiB": round(alloc, 3),
-             "peak_reserved_GiB": round(resv, 3), "tokens_per_s": c.gbs * mcfg["seq_len"] / med,
+             "peak_reserved_GiB": round(resv, 3), "peak_allocated_above_start_GiB": round(above, 3),
+             "allocated_at_start_GiB": round(at_start, 3), "tokens_per_s": c.gbs * mcfg["seq_len"] / med,
              "warmup_step_times_s_rank0": [round(x, 6) for x in warm], "final_loss": final_loss,
              "params_per_rank": [int(x) for x in n_local.tolist()]}
     return runner, point
