@@ -1,6 +1,7 @@
 // Tab 4, what-if sliders (see whatif_tab.hpp).
 #include "scalescope/gui/whatif_tab.hpp"
 
+#include <QCheckBox>
 #include <QElapsedTimer>
 #include <QGridLayout>
 #include <QLabel>
@@ -44,6 +45,15 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
     ++row;
   }
   outer->addLayout(grid);
+  interference_ = new QCheckBox("Compute-communication interference (the calibration profile's measured factors)");
+  interference_->setChecked(true);
+  interference_->setToolTip(
+      "On: while an NVLink collective overlaps compute, both slow down by the factors the profile's `interference` "
+      "section measured. Off: overlapped communication is free. Without a profile section there is nothing to switch.");
+  outer->addWidget(interference_);
+  connect(interference_, &QCheckBox::toggled, this, [this] {
+    if (!loading_) debounce_->start();
+  });
   result_ = new QLabel;
   result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -78,6 +88,7 @@ void WhatIfTab::set_base(const Session& base) {
   nvlink_->setValue(static_cast<int>(base.nvlink_scale * 100));
   nic_->setValue(static_cast<int>(base.nic_scale * 100));
   mbs_->setValue(base.plan.mbs);
+  interference_->setChecked(base.interference);
   loading_ = false;
   refresh_labels();
 }
@@ -90,6 +101,7 @@ Session WhatIfTab::scenario() const {
   s.plan.mbs = mbs_->value();
   s.nvlink_scale = nvlink_->value() / 100.0;
   s.nic_scale = nic_->value() / 100.0;
+  s.interference = interference_->isChecked();
   s.fidelity = "analytical";
   return s;
 }
@@ -138,6 +150,12 @@ void WhatIfTab::recompute_now() {
                .arg(p->fits_memory ? "" : "  (DOES NOT FIT)")
                .arg(p->sim.breakdown.exposed_comm().value, 0, 'f', 4)
                .arg(p->sim.breakdown[BreakdownPart::bubble].value, 0, 'f', 4);
+    const Interference& f = in->compute->interference();
+    text += !s.interference ? QString("\ninterference: off")
+            : f.active()    ? QString("\ninterference: compute x%1, NVLink communication x%2 while they overlap")
+                               .arg(f.compute_slowdown, 0, 'f', 3)
+                               .arg(f.comm_slowdown, 0, 'f', 3)
+                            : QString("\ninterference: none measured (no `interference` section in the profile)");
   }
   last_ms_ = static_cast<double>(timer.nsecsElapsed()) * 1e-6;
   result_->setText(text);

@@ -32,7 +32,8 @@ Json session_to_json(const Session& s) {
             {"calibration", s.calibration},
             {"fidelity", s.fidelity},
             {"nvlink_scale", s.nvlink_scale},
-            {"nic_scale", s.nic_scale}};
+            {"nic_scale", s.nic_scale},
+            {"interference", s.interference}};
   if (!s.tab.empty()) j["tab"] = s.tab;
   return j;
 }
@@ -42,7 +43,7 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     JsonCursor c(doc, file);
     c.expect_object();
     c.expect_keys({"schema", "model", "plan", "cluster", "nodes", "calibration", "fidelity", "nvlink_scale",
-                   "nic_scale", "tab"});
+                   "nic_scale", "interference", "tab"});
     const std::string schema = c.get_string("schema");
     if (schema != "scalescope.gui_session/1") {
       c.at("schema").fail("expected \"scalescope.gui_session/1\", got \"" + schema + "\"");
@@ -57,6 +58,7 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     if (auto f = c.find("fidelity")) s.fidelity = f->as_enum({"analytical", "flow"});
     if (auto f = c.find("nvlink_scale")) s.nvlink_scale = f->as_positive_number();
     if (auto f = c.find("nic_scale")) s.nic_scale = f->as_positive_number();
+    if (auto f = c.find("interference")) s.interference = f->as_bool();
     s.tab = c.get_string("tab", "");
     return s;
   });
@@ -158,6 +160,7 @@ Expected<Inputs> load_inputs(const models::ModelSpec& model, const Session& s) {
   in.collective_source = std::move(hw->collective_source);
   in.compute.emplace(std::move(hw->compute));
   in.compute_source = std::move(hw->compute_source);
+  if (!s.interference) in.compute->set_interference({}, "switched off (what-if)");
   return in;
 }
 
@@ -188,13 +191,16 @@ Expected<Inputs> InputsCache::get(const models::ModelSpec& model, const Session&
                           "|" + std::to_string(s.nvlink_scale) + "|" + std::to_string(s.nic_scale) + "|" + s.calibration;
   auto it = hardware_.find(key);
   if (it == hardware_.end()) {
-    auto in = load_inputs(model, s);
+    Session as_loaded = s;
+    as_loaded.interference = true;  // cached as the profile says; switched per scenario below
+    auto in = load_inputs(model, as_loaded);
     if (!in) return in.error();
     it = hardware_.emplace(key, std::move(in).value()).first;
   }
-  Inputs in = it->second;
+  Inputs in = it->second;  // a copy: the switch below leaves the cached inputs as loaded
   in.model = model;
   in.plan = s.plan;
+  if (!s.interference) in.compute->set_interference({}, "switched off (what-if)");
   return in;
 }
 

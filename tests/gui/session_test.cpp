@@ -27,6 +27,7 @@ class SessionTest : public QObject {
     s.plan.dp = 2;
     s.plan.gbs = 64;
     s.nvlink_scale = 1.5;
+    s.interference = false;
     s.tab = "cluster";
     auto back = session_from_json(session_to_json(s), "mem");
     QVERIFY(back.has_value());
@@ -34,6 +35,7 @@ class SessionTest : public QObject {
     QCOMPARE(back->cluster, s.cluster);
     QCOMPARE(back->nodes, 16);
     QCOMPARE(back->nvlink_scale, 1.5);
+    QCOMPARE(back->interference, false);
     QCOMPARE(back->tab, std::string("cluster"));
   }
 

@@ -1,5 +1,6 @@
 // Simulate flow: the GUI shows the step time the library computes for the same inputs; the what-if
 // tab at identity settings agrees; timeline and cluster view are filled from the same run.
+#include <QCheckBox>
 #include <QSlider>
 #include <QtTest>
 
@@ -96,6 +97,45 @@ class SimulateTest : public QObject {
     w.whatif()->nvlink_slider()->setValue(10);
     w.whatif()->recompute_now();
     QVERIFY(w.whatif()->last_step_time_s() > base);
+  }
+
+  void whatif_interference_switch_matches_the_library() {
+    // llama-1b (the harness's model) with ZeRO-3 on 4 H200s, h200x4 profile: FSDP's all-gathers and
+    // reduce-scatters overlap compute on NVLink, so the profile's measured interference slows the step.
+    // Checked on, the what-if step time is the library's default prediction; unchecked, the library's
+    // prediction with the interference switched off (PredictOptions::interference = none).
+    MainWindow w(false);
+    Session s;
+    s.model = SCALESCOPE_SOURCE_DIR "/validation/models/llama-1b.json";
+    s.cluster = "hgx-h200-4";
+    s.calibration = "h200x4";
+    s.plan = models::parse_plan("tp=1,pp=1,dp=4,zero=3,mbs=1,gbs=16,recompute=none").value();
+    w.workload()->set_session(s);
+    QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
+    QVERIFY(w.whatif()->interference_box()->isChecked());
+    const double on = w.whatif()->last_step_time_s();
+    QVERIFY2(w.whatif()->result_text().contains("interference: compute x1.132"), qPrintable(w.whatif()->result_text()));
+    w.whatif()->interference_box()->setChecked(false);
+    w.whatif()->recompute_now();
+    const double off = w.whatif()->last_step_time_s();
+    QVERIFY(w.whatif()->result_text().contains("interference: off"));
+    QVERIFY2(off < on, qPrintable(QString("off %1, on %2").arg(off).arg(on)));
+
+    InputsCache cache;
+    Session base = w.whatif()->scenario();
+    base.interference = true;
+    auto in = cache.get(base);
+    QVERIFY2(in.has_value(), in ? "" : in.error().str().c_str());
+    const CollectiveModel collectives(*in->cluster, in->params);
+    models::PredictOptions po;
+    po.build.costs.flash_attention = true;
+    po.build.costs.dropout = false;
+    auto with = models::predict(in->model, in->plan, *in->cluster, collectives, *in->compute, po);
+    po.interference = Interference{};
+    auto without = models::predict(in->model, in->plan, *in->cluster, collectives, *in->compute, po);
+    QVERIFY(with && without);
+    QCOMPARE(on, with->step_time_s);
+    QCOMPARE(off, without->step_time_s);
   }
 
   void window_handles_events_while_a_run_is_in_progress() {

@@ -1,11 +1,13 @@
-// Tab 4, what-if: sliders for node count, NVLink and NIC bandwidth scale and micro-batch size; the
-// analytical prediction is recomputed (debounced) and its update time shown.
+// Tab 4, what-if: sliders for node count, NVLink and NIC bandwidth scale and micro-batch size, and a switch
+// for the profile's measured compute-communication interference; the analytical prediction is recomputed
+// (debounced) and its update time shown.
 #pragma once
 
 #include <QWidget>
 
 #include "scalescope/gui/workbench.hpp"
 
+class QCheckBox;
 class QLabel;
 class QSlider;
 class QTimer;
@@ -29,6 +31,7 @@ class WhatIfTab : public QWidget {
   QSlider* nvlink_slider() const { return nvlink_; }
   QSlider* nic_slider() const { return nic_; }
   QSlider* mbs_slider() const { return mbs_; }
+  QCheckBox* interference_box() const { return interference_; }
 
  signals:
   void updated();
@@ -39,6 +42,7 @@ class WhatIfTab : public QWidget {
   Session base_;
   int gpus_per_node_ = 8;
   QSlider *nodes_, *nvlink_, *nic_, *mbs_;
+  QCheckBox* interference_;
   QLabel *nodes_label_, *nvlink_label_, *nic_label_, *mbs_label_, *result_, *timing_;
   QTimer* debounce_;
   InputsCache cache_;

@@ -28,6 +28,7 @@ struct Session {
   std::string fidelity = "analytical";  ///< analytical | flow
   double nvlink_scale = 1.0;           ///< what-if: NVLink bandwidth factor
   double nic_scale = 1.0;              ///< what-if: NIC / fabric bandwidth factor
+  bool interference = true;            ///< what-if: the profile's compute-communication interference
   std::string tab;                     ///< tab shown when opened (optional)
 
   static models::Plan default_plan();
