@@ -263,7 +263,8 @@ lines += ["## Peak memory per GPU", "",
           "compares with the peak minus that leftover instead: the truth for each run lies between the two columns.",
           "Error = predicted / measured - 1; nothing is fitted to these numbers. The eager-PyTorch memory model",
           "(`models/include/scalescope/models/memory.hpp`, torch_amp: what autograd keeps, autocast's bf16 weight copies,",
-          "DDP's buckets, FSDP2's shards and gathered parameters) was counted from the harness code in session 5; before",
+          "DDP's buckets and its extra buffer, FSDP2's shards and gathered parameters) was counted from the harness code and",
+          "probes in session 5; before",
           "it these runs were costed with Megatron's layout and came out 18% low (median; ZeRO-1 37%, DDP 29%).", "",
           "| family | points | median error | median abs error | worst | median error, leftover removed |",
           "|---|---:|---:|---:|---|---:|"]
@@ -291,10 +292,10 @@ for fam in sorted(mem):
 lines += ["", f"**All {len(memall)} points: median error {100*statistics.median(memall):+.1f}%, median abs error "
           f"{100*statistics.median(map(abs, memall)):.1f}%; with the leftover removed: median error "
           f"{100*statistics.median(memclean):+.1f}%, median abs error {100*statistics.median(map(abs, memclean)):.1f}%.**",
-          "A probe (`validation/memory/`: one variant after another, each freed before the next, peak counted from before",
-          "the model is built) shows what DDP adds: its 4 B/param of buckets, plus, with one micro-batch per step, another",
-          "4 B/param during the second iteration (DDP rebuilds its buckets then, holding the old set through that",
-          "forward). Both are counted.", ""]
+          "Probes (`validation/memory/`) show what DDP adds at the peak: its 4 B/param of buckets, plus one more",
+          "gradient-sized fp32 buffer (4 B/param): with one micro-batch per step the second bucket set DDP allocates when",
+          "it rebuilds its buckets at the second iteration, with gradient accumulation a buffer the harness's step holds",
+          "from its second step on (not yet attributed to a tensor). Both are counted.", ""]
 RERUN = "validation/memory/harness-rerun/measured"
 if os.path.isdir(RERUN):
     lines += ["DDP, ZeRO-1 and TP x DP re-run on `nvidia-h200-x4` with the harness recording the peak above what was",
@@ -312,9 +313,8 @@ if os.path.isdir(RERUN):
         rerun[1 if micro == 1 else 2].append(p / own - 1)
         lines.append(f"| {f} | {micro} | {own:.2f} | {p:.2f} | {100*(p/own-1):+.1f}% |")
     lines += ["", f"**One micro-batch per step: median error {100*statistics.median(rerun[1]):+.1f}% ({len(rerun[1])} runs); "
-              f"more than one: {100*statistics.median(rerun[2]):+.1f}% ({len(rerun[2])} runs).** With gradient accumulation",
-              "these DDP-wrapped runs hold about 4 B/param more than counted; the probe in `validation/memory/`",
-              "(same model, same DDP settings, 4 micro-batches) does not, so its source is still open.", ""]
+              f"more than one: {100*statistics.median(rerun[2]):+.1f}% ({len(rerun[2])} runs).** Figures above the start are",
+              "lower bounds where the start held a leftover that the run then freed (`validation/memory/README.md`).", ""]
 if os.path.exists(BLIND):
     lines += ["Runs of the llama-7b set that ran out of memory on the GPUs (139.8 GiB usable), with the memory the model",
               "predicts for them (device total, overhead included):", "",

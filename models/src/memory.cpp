@@ -128,9 +128,10 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
     } else {
       const bool one_microbatch = p.num_microbatches() == 1;
       if (one_microbatch) b.grads = Bytes(0);  // made during backward, as activations go
-      // DDP: its buckets, and with one micro-batch the second set it allocates when it rebuilds them at the
-      // second iteration, while the old set lives through that forward (validation/memory/).
-      const double ddp = p.dp > 1 ? (one_microbatch ? 8.0 : 4.0) : 0.0;
+      // DDP: its buckets (4 B/param), plus one more gradient-sized fp32 buffer at the peak: with one micro-batch
+      // the second bucket set it allocates when it rebuilds them at the second iteration, with accumulation the
+      // extra buffer measured from the second step on (validation/memory/README.md).
+      const double ddp = p.dp > 1 ? 8.0 : 0.0;
       b.framework_copies = Bytes(params * (2.0 + ddp));
       if (stage == p.pp - 1) b.embedding_logits = Bytes((6.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
     }

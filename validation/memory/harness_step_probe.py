@@ -25,7 +25,14 @@ def main():
     ctx = parallel.Ctx(dev, rank, world)
     mfile = os.path.join(HERE, "..", "models", "llama-1b.json")
     mcfg = plans.load_model_json(mfile)
-    for fam, zero, mbs, gbs, flash in (("ddp", 0, 1, 16, True), ("ddp", 0, 1, 16, False), ("ddp", 0, 4, 16, True)):
+    # argv: "gbs=N" runs only the harness's DDP step at mbs 1 and that global batch (one variant per process: a
+    # clean start); "loop" swaps in the minimal loop of ddp_probe.py around the same build.
+    only_gbs = next((int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("gbs=")), None)
+    loop = "loop" in sys.argv[1:]
+    variants = (("ddp", 0, 1, 16, True), ("ddp", 0, 1, 16, False), ("ddp", 0, 4, 16, True))
+    if only_gbs:
+        variants = (("ddp", 0, 1, only_gbs, True),)
+    for fam, zero, mbs, gbs, flash in variants:
         c = plans.Config(fam, mcfg["name"], mfile, world, ["strong"], 1, 1, world, zero, mbs, gbs, "1f1b", 0)
         local = gbs // world
         tokens = torch.randint(0, mcfg["vocab"], (local, mcfg["seq_len"]), device=dev)
@@ -34,7 +41,22 @@ def main():
         start = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
         runner = parallel.build(c, mcfg, ctx, tokens, labels)
-        variant = f"{fam} mbs{mbs} gbs{gbs} " + ("flash forced" if flash else "sdpa default")
+        variant = f"{fam} mbs{mbs} gbs{gbs} " + ("flash forced" if flash else "sdpa default") + (" minimal loop" if loop else "")
+        if loop:  # the same modules and optimizer, stepped by ddp_probe.py's loop instead of the harness's closure
+            import contextlib as _cl
+            ddp, opt = runner.keep[0], runner.keep[2]
+            micro = list(zip(tokens.split(mbs), labels.split(mbs)))
+
+            def minimal_step():
+                opt.zero_grad(set_to_none=True)
+                for i, (x, y) in enumerate(micro):
+                    sync = ddp.no_sync() if i < len(micro) - 1 else _cl.nullcontext()
+                    with sync:
+                        with torch.autocast("cuda", dtype=torch.bfloat16):
+                            loss = parallel.cross_entropy(ddp(x), y)
+                        (loss / len(micro)).backward()
+                opt.step()
+            runner.step = minimal_step
 
         def mark(phase):
             torch.cuda.synchronize()

@@ -46,9 +46,10 @@
 //   last stage: final-norm input and its bf16 copy 6Th per in-flight micro-batch; fp32 log-softmax
 //   output 4TV/t per in-flight micro-batch plus one transient fp32 logits (or its gradient) 4TV/t.
 //   framework copies: autocast's bf16 weight copies (2 B/param, kept for backward) and, with dp > 1,
-//   DDP's gradient buckets (4 B/param), plus with one micro-batch per step the second bucket set DDP
-//   allocates when it rebuilds its buckets at the second iteration (4 B/param, alive through that
-//   forward; measured by validation/memory/ddp_probe.py --from-build).
+//   DDP's gradient buckets (4 B/param) plus one more gradient-sized fp32 buffer at the peak (4 B/param):
+//   with one micro-batch per step the second bucket set DDP allocates when it rebuilds its buckets at
+//   the second iteration (alive through that forward), with gradient accumulation a buffer the harness's
+//   step holds from its second step on (validation/memory/README.md; not yet attributed to a tensor).
 //   gradients (4 B/param) count only with gradient accumulation (> 1 micro-batch per step): with one
 //   micro-batch they appear during backward while the activations are freed.
 // torch_amp with zero 2/3 is FSDP2 as the harness runs it (bf16 compute parameters, no autocast): fp32
