@@ -13,8 +13,8 @@
 namespace scalescope::cli {
 
 void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_report.cpp
-void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_attention.cpp
-void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_attention.cpp
+void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_import.cpp
+void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_import.cpp
 
 namespace {
 

@@ -52,6 +52,16 @@ double score_bytes(const ModelSpec& m, double sb, const MemoryOptions& o) {
   return as * sb * (o.dropout ? 2.0 + 1.0 + 2.0 : 2.0);  // softmax out [+ mask + dropout out]
 }
 
+/// Eager PyTorch, one layer and micro-batch (memory.hpp, torch_amp): autocast keeps the fp32 residual stream's
+/// norm inputs and a bf16 copy of each norm output per linear (18Th replicated); FSDP2 runs in bf16 without
+/// autocast (8Th). The tensor-parallel terms are the same.
+Bytes eager_layer_bytes(const ModelSpec& m, int mbs, int tp, bool fsdp2) {
+  const double sb = static_cast<double>(m.seq_len) * mbs;
+  const double h = m.hidden, q = static_cast<double>(m.q_dim()), k = static_cast<double>(m.kv_dim());
+  const double replicated = fsdp2 ? 8.0 : 18.0;
+  return Bytes(replicated * sb * h + (6.0 * sb * q + 4.0 * sb * k + 8.0 * sb * m.ffn_hidden + 4.0 * sb * m.heads) / tp);
+}
+
 }  // namespace
 
 Bytes activation_bytes_per_layer(const ModelSpec& m, int mbs, int tp, bool sp, Recompute r,
@@ -62,10 +72,7 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, int mbs, int tp, bool sp, R
                k = static_cast<double>(m.kv_dim());
   const double f = m.ffn_hidden, t = tp, outer_div = sp ? t : 1.0;
   if (r == Recompute::full) return Bytes(2.0 * sb * h / outer_div);
-  if (o.framework == Framework::torch_amp && r == Recompute::none) {  // eager PyTorch (header comment)
-    const double replicated = o.fsdp2 ? 8.0 : 18.0;  // FSDP2: bf16 residual stream, no autocast copies
-    return Bytes(replicated * sb * h + (6.0 * sb * q + 4.0 * sb * k + 8.0 * sb * f + 4.0 * sb * m.heads) / t);
-  }
+  if (o.framework == Framework::torch_amp && r == Recompute::none) return eager_layer_bytes(m, mbs, tp, false);
   const double outer = sb * h * (8.0 + (o.dropout ? 2.0 : 0.0));
   const double mlp = m.ffn == FfnKind::gelu ? 4.0 * sb * f : 6.0 * sb * f;
   double inner = 2.0 * sb * (q + 2.0 * k) + 2.0 * sb * q + mlp;
@@ -110,21 +117,19 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
   b.optimizer = states.optimizer;
 
   b.inflight = inflight_activation_sets(p.schedule, p.pp, p.vpp, stage, p.num_microbatches());
-  MemoryOptions per_layer_options = o;
-  per_layer_options.fsdp2 = o.framework == Framework::torch_amp && p.zero >= 2;
-  const Bytes per_layer = activation_bytes_per_layer(m, p.mbs, p.tp, p.sp, p.recompute, per_layer_options);
+  const bool eager = o.framework == Framework::torch_amp && p.recompute == Recompute::none;
+  const Bytes per_layer = eager ? eager_layer_bytes(m, p.mbs, p.tp, p.zero >= 2)
+                                : activation_bytes_per_layer(m, p.mbs, p.tp, p.sp, p.recompute, o);
   b.activations = per_layer * (layout.layers_on_stage(stage) * b.inflight);
 
   const double sb = static_cast<double>(m.seq_len) * p.mbs;
   const double outer_div = p.sp ? p.tp : 1.0;
-  if (o.framework == Framework::torch_amp && p.recompute == Recompute::none) {  // eager PyTorch (header)
+  if (eager) {  // eager PyTorch (header comment)
     const double params = static_cast<double>(b.params);
-    const double v = static_cast<double>(m.vocab) / p.tp;
     if (p.zero >= 2) {  // FSDP2: bf16 compute parameters gathered from fp32 shards
       // fp32 shards under both stages (FSDP2 shards parameters whatever reshard_after_forward says).
       b.weights = Bytes(4.0 * params / p.dp + (p.zero == 2 ? 2.0 * params : 0.0));
       b.zero3_gather = p.zero == 3 ? Bytes(2.0 * 2.0 * static_cast<double>(held.largest_layer)) : Bytes(0);
-      if (stage == p.pp - 1) b.embedding_logits = Bytes((4.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
     } else {
       const bool one_microbatch = p.num_microbatches() == 1;
       if (one_microbatch) b.grads = Bytes(0);  // made during backward, as activations go
@@ -133,7 +138,10 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
       // extra buffer measured from the second step on (validation/memory/README.md).
       const double ddp = p.dp > 1 ? 8.0 : 0.0;
       b.framework_copies = Bytes(params * (2.0 + ddp));
-      if (stage == p.pp - 1) b.embedding_logits = Bytes((6.0 * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
+    }
+    if (stage == p.pp - 1) {  // final-norm input (+ its autocast bf16 copy), log-softmax output, one transient
+      const double v = static_cast<double>(m.vocab) / p.tp, norm = p.zero >= 2 ? 4.0 : 6.0;
+      b.embedding_logits = Bytes((norm * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
     }
     b.overhead = o.framework_overhead;
     return b;

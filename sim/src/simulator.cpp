@@ -64,6 +64,7 @@ class Runner {
   Expected<SimResult> run();
 
  private:
+  Expected<bool> check_options() const;
   Expected<bool> check_against_cluster();
   void arrive(TaskId t);
   void begin(TaskId t);
@@ -104,7 +105,7 @@ class Runner {
   SimTime last_end_ = 0;
 };
 
-Expected<bool> Runner::check_against_cluster() {
+Expected<bool> Runner::check_options() const {
   for (auto [name, value] : {std::pair{"compute_slowdown", opt_.interference.compute_slowdown},
                              std::pair{"comm_slowdown", opt_.interference.comm_slowdown}}) {
     if (!std::isfinite(value) || value <= 0.0) {
@@ -112,6 +113,10 @@ Expected<bool> Runner::check_against_cluster() {
                          "expected a finite factor > 0, got " + std::to_string(value));
     }
   }
+  return true;
+}
+
+Expected<bool> Runner::check_against_cluster() {
   const int gpus = cluster_.num_gpus();
   if (g_.rank_bound() > gpus) {
     return input_error("task graph", "",
@@ -153,6 +158,7 @@ Expected<bool> Runner::check_against_cluster() {
 }
 
 Expected<SimResult> Runner::run() {
+  if (auto ok = check_options(); !ok) return ok.error();
   if (auto ok = check_against_cluster(); !ok) return ok.error();
   const std::size_t n = g_.size();
   pending_ = c_.num_preds;

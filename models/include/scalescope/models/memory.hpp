@@ -94,8 +94,6 @@ struct MemoryOptions {
   Bytes framework_overhead = GiB(2.0);
   int vocab_multiple = 128;              ///< Megatron --make-vocab-size-divisible-by
   std::optional<PipelineLayout> layout;  ///< default: even_layout(model, pp, vpp)
-  /// torch_amp only, set by memory_per_rank for zero >= 2: FSDP2's per-layer activations (bf16).
-  bool fsdp2 = false;
 };
 
 /// Activation bytes of one layer for one micro-batch on one tensor-parallel rank.
