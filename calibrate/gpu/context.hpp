@@ -26,7 +26,7 @@ struct Options {
   std::vector<std::string> sections = kSectionOrder;
   std::vector<std::string> coll_ops;     ///< empty: all
   std::vector<std::string> gemm_dtypes;  ///< empty: all
-  double time_budget_s = 420.0;
+  double time_budget_s = 480.0;
   int iters = 20;
   int warmup = 5;
   bool quick = false;

@@ -26,7 +26,7 @@ double section_weight(const std::string& s) {
   if (s == "p2p") return 6.0;
   if (s == "coll") return 45.0;
   if (s == "gemm") return 44.0;
-  return 8.0;  // interf (~15-20 s on 4 GPUs; 31 s of the default 420 s budget)
+  return 18.0;  // interf (~65 s on 4 GPUs: 11 kernels x 3 collectives; 73 s of the default 480 s budget)
 }
 
 std::string join_argv(int argc, char** argv) {

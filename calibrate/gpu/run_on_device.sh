@@ -3,7 +3,7 @@
 # NCCL and cuBLAS of the machine's pip wheels (nvidia-cuda-runtime, nvidia-nccl-cu13, nvidia-cublas).
 #
 # Usage: calibrate/gpu/run_on_device.sh OUTPUT.json [TIME_BUDGET_S] [more scalescope-calibrate options]
-#   e.g. calibrate/gpu/run_on_device.sh "$OUT/h200x4.json" 420
+#   e.g. calibrate/gpu/run_on_device.sh "$OUT/h200x4.json" 480
 #        calibrate/gpu/run_on_device.sh "$OUT/smoke.json" 60 --quick
 # The binary is build-gpu/calibrate/gpu/scalescope-calibrate unless SCALESCOPE_CALIBRATE_BIN names
 # another. stderr (progress) is also written to OUTPUT with .log instead of .json. The exit status
@@ -16,7 +16,7 @@ if [ -z "$out" ]; then
   echo "usage: $0 OUTPUT.json [TIME_BUDGET_S] [scalescope-calibrate options...]" >&2
   exit 2
 fi
-budget="${2:-420}"
+budget="${2:-480}"
 shift
 [ $# -gt 0 ] && shift
 bin="${SCALESCOPE_CALIBRATE_BIN:-build-gpu/calibrate/gpu/scalescope-calibrate}"

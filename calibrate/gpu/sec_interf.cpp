@@ -1,10 +1,15 @@
 // Interference section: how much a compute kernel slows down beside an NCCL collective on the same
 // GPUs, and the collective beside the compute kernel (every GPU in use, separate streams).
 //
-// Rows: compute kernel K in {bf16 GEMM 8192^3, bf16 GEMM of llama-1b's fc1 (NN m=8192 n=4096
-// k=2048: [4096 tokens x 2048] x [2048 x 8192]), the fp32 read/write kernel y = 2x over 1 GiB} x
-// collective C in {all_gather, reduce_scatter, all_reduce} (float32, out of place, min(256 MiB,
-// --max-bytes) in the collectives section's `bytes` convention). Every GPU has a compute stream
+// Rows: compute kernel K x collective C in {all_gather, reduce_scatter, all_reduce} (float32, out of
+// place, min(256 MiB, --max-bytes) in the collectives section's `bytes` convention). K (kKernels):
+//   - bf16 GEMMs (cuBLAS NN m x n x k = [n x k] x [k x m] row-major: out x tokens x in): 8192^3, and
+//     the forward GEMMs of eager llama-1b and llama-7b at 4096 tokens (validation/models/: q/o, k/v,
+//     gate/up, down), which last 15-500 us as training kernels do;
+//   - the fp32 read/write kernel y = 2x over 64 MiB, 256 MiB and 1 GiB (30-520 us).
+// How much each side slows depends on the length of the compute kernels (a collective's blocks get
+// SMs mostly where a kernel ends), so the simulator interpolates the slowdowns by kernel time
+// (models/compute_model.hpp, ComputeModel::interference_of). Every GPU has a compute stream
 // (K) and a comm stream (CollGroup's, C). Per row, after warm-up (which also estimates K's and C's
 // times and the host's queueing costs):
 //   1. K alone: N back-to-back launches per GPU (N: a ~30 ms window), time per launch.
@@ -22,9 +27,9 @@
 // starts behind a spin kernel lasting about twice the host's queueing time (as in `coll`).
 //
 // Run time: per row ~20 ms of warm-up, probes (~0.1-0.3 s), 5 rounds x (30 + ~50 + 30 + ~50-120
-// ms) ~= 1.1-1.6 s; 9 rows took 13 s on 2x H200 (measured), plus NCCL communicators (1-5 s):
-// ~15-20 s on 4x H200. Memory: ~3 GiB per GPU. --quick: 3 rounds of ~10 ms windows, the
-// collective at --max-bytes (4 MiB): ~5 s.
+// ms) ~= 1.1-1.6 s; the first 3 kernels' 9 rows took 13 s on 2x H200 (measured); all 12 kernels'
+// 36 rows ~50-60 s plus NCCL communicators (1-5 s). Memory: ~3 GiB per GPU. --quick: 3 rounds of
+// ~10 ms windows, the collective at --max-bytes (4 MiB): ~15 s.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,7 +51,6 @@ using calib::CollOp;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kCollBytes = 256ull << 20;  // collective size (capped by --max-bytes)
-constexpr std::size_t kMemBytes = 1ull << 30;       // buffer of the memory kernel
 constexpr double kWaitTimeout = 60.0;               // seconds before a wait counts as a hang
 constexpr double kCoverFactor = 1.5;                // background loop vs timed window
 constexpr int kCoverExtra = 2;                      // ... plus this many calls / launches
@@ -56,12 +60,21 @@ constexpr int kMaxProbes = 4;                       // untimed probes per backgr
 struct KernelSpec {
   const char* name;
   const char* cls;
-  std::int64_t m, n, k;  // GEMM (NN, cuBLAS column-major arguments); m == 0: the memory kernel
+  std::int64_t m, n, k;    // GEMM (NN, cuBLAS column-major arguments); m == 0: the memory kernel
+  std::size_t mem_bytes;   // the memory kernel's buffer (read, and written again)
 };
 const KernelSpec kKernels[] = {
-    {"bf16 GEMM 8192x8192x8192", "gemm", 8192, 8192, 8192},
-    {"bf16 GEMM 8192x4096x2048", "gemm", 8192, 4096, 2048},  // llama-1b fc1: [4096x2048][2048x8192]
-    {"fp32 read/write kernel y = 2x, 1 GiB", "memory", 0, 0, 0},
+    {"bf16 GEMM 8192x8192x8192", "gemm", 8192, 8192, 8192, 0},
+    {"bf16 GEMM 8192x4096x2048", "gemm", 8192, 4096, 2048, 0},  // llama-1b gate/up
+    {"fp32 read/write kernel y = 2x, 1 GiB", "memory", 0, 0, 0, 1ull << 30},
+    {"bf16 GEMM 2048x4096x2048", "gemm", 2048, 4096, 2048, 0},     // llama-1b q, o
+    {"bf16 GEMM 512x4096x2048", "gemm", 512, 4096, 2048, 0},       // llama-1b k, v
+    {"bf16 GEMM 2048x4096x8192", "gemm", 2048, 4096, 8192, 0},     // llama-1b down
+    {"bf16 GEMM 4096x4096x4096", "gemm", 4096, 4096, 4096, 0},     // llama-7b q, k, v, o
+    {"bf16 GEMM 11008x4096x4096", "gemm", 11008, 4096, 4096, 0},   // llama-7b gate/up
+    {"bf16 GEMM 4096x4096x11008", "gemm", 4096, 4096, 11008, 0},   // llama-7b down
+    {"fp32 read/write kernel y = 2x, 64 MiB", "memory", 0, 0, 0, 64ull << 20},
+    {"fp32 read/write kernel y = 2x, 256 MiB", "memory", 0, 0, 0, 256ull << 20},
 };
 const CollOp kOps[] = {CollOp::all_gather, CollOp::reduce_scatter, CollOp::all_reduce};
 
@@ -99,8 +112,8 @@ struct Kernel {
     const auto ur = static_cast<std::size_t>(r);
     SS_CUDA(cudaSetDevice(r));
     if (mm.empty())
-      SS_CUDA(
-          launch_scale_copy(a[ur].as<float>(), d[ur].as<float>(), kMemBytes / 4, side.stream(r)));
+      SS_CUDA(launch_scale_copy(a[ur].as<float>(), d[ur].as<float>(), spec.mem_bytes / 4,
+                                side.stream(r)));
     else
       mm[ur]->run(a[ur].get(), b[ur].get(), d[ur].get(), side.workspaces[ur].get(), side.stream(r));
   }
@@ -115,10 +128,10 @@ Kernel make_kernel(const KernelSpec& spec, const ComputeSide& side, int n) {
     const cudaStream_t s = side.stream(r);
     const auto seed = 7000 + 10 * static_cast<std::uint64_t>(r);
     if (spec.m == 0) {
-      kn.a.emplace_back(r, kMemBytes);
-      kn.d.emplace_back(r, kMemBytes);
-      SS_CUDA(launch_fill_random(kn.a.back().get(), ElemType::f32, kMemBytes / 4, seed, -1.0f, 1.0f,
-                                 s));
+      kn.a.emplace_back(r, spec.mem_bytes);
+      kn.d.emplace_back(r, spec.mem_bytes);
+      SS_CUDA(launch_fill_random(kn.a.back().get(), ElemType::f32, spec.mem_bytes / 4, seed, -1.0f,
+                                 1.0f, s));
       continue;
     }
     kn.a.emplace_back(r, m * k * elem_size(t.in));
@@ -396,7 +409,7 @@ std::string method_text(int windows, double target_s) {
   return strf(
       "Compute kernel K (bf16 GEMM via cuBLASLt: NN, m x n x k as cuBLAS column-major arguments, "
       "fp32 compute, first heuristic algorithm, 32 MiB workspace; or the fp32 read/write kernel "
-      "y = 2x over a 1 GiB buffer) on a compute stream of every GPU, NCCL collective C (float32, "
+      "y = 2x over the named buffer) on a compute stream of every GPU, NCCL collective C (float32, "
       "out of place, sum, one ncclGroupStart/End over all ranks per call from one thread) on a "
       "separate comm stream of every GPU; CUDA events after warm-up, each window queued behind a "
       "spin kernel, windows of ~%.0f ms, %d rounds of (K alone, K beside C, C alone, C beside K). "

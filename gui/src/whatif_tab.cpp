@@ -49,7 +49,8 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
   interference_->setChecked(true);
   interference_->setToolTip(
       "On: while an NVLink collective overlaps compute, both slow down by the factors the profile's `interference` "
-      "section measured. Off: overlapped communication is free. Without a profile section there is nothing to switch.");
+      "section measured, per kernel (a GEMM by its output size, a collective by the length of the kernels beside it). "
+      "Off: overlapped communication is free. Without a profile section there is nothing to switch.");
   outer->addWidget(interference_);
   connect(interference_, &QCheckBox::toggled, this, [this] {
     if (!loading_) debounce_->start();
@@ -152,10 +153,15 @@ void WhatIfTab::recompute_now() {
                .arg(p->sim.breakdown[BreakdownPart::bubble].value, 0, 'f', 4);
     const Interference& f = in->compute->interference();
     text += !s.interference ? QString("\ninterference: off")
-            : f.active()    ? QString("\ninterference: compute x%1, NVLink communication x%2 while they overlap")
+            : in->compute->per_kernel_interference()
+                ? QString("\ninterference: per kernel, from the profile's measured rows (medians: compute x%1, NVLink "
+                          "communication x%2 while they overlap)")
+                      .arg(f.compute_slowdown, 0, 'f', 3)
+                      .arg(f.comm_slowdown, 0, 'f', 3)
+            : f.active() ? QString("\ninterference: compute x%1, NVLink communication x%2 while they overlap")
                                .arg(f.compute_slowdown, 0, 'f', 3)
                                .arg(f.comm_slowdown, 0, 'f', 3)
-                            : QString("\ninterference: none measured (no `interference` section in the profile)");
+                         : QString("\ninterference: none measured (no `interference` section in the profile)");
   }
   last_ms_ = static_cast<double>(timer.nsecsElapsed()) * 1e-6;
   result_->setText(text);

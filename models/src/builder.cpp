@@ -78,6 +78,10 @@ bool RankEmitter::split_unit(int microbatch, bool forward) const {
 
 TaskId RankEmitter::compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep) {
   const TaskId t = g_.add_compute(rank_, kStreamCompute, cat, name, cost.time, labels, Flops(cost.flops), cost.bytes);
+  if (c_.options.task_interference && c_.compute->per_kernel_interference() && cost.time.value > 0.0) {
+    const KernelInterference f = cost.interference();
+    g_.set_interference(t, f.slowed, f.slows);
+  }
   if (dep != kNoTask) g_.precede(dep, t);
   last_compute_ = t;
   return t;

@@ -119,6 +119,7 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
     if (row.coll_slowdown) comm.push_back(*row.coll_slowdown);
   }
   if (!compute.empty() || !comm.empty()) {
+    m.curves_ = InterferenceCurves(profile.interference);
     m.interference_ = Interference{compute.empty() ? 1.0 : median(compute), comm.empty() ? 1.0 : median(comm)};
     m.interference_prov_ = Provenance::measured;
     m.interference_source_ = m.profile_source_ + " `interference` (median of " + std::to_string(compute.size()) +
@@ -129,6 +130,7 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
 
 void ComputeModel::set_interference(Interference f, std::string source) {
   interference_ = f;
+  curves_ = InterferenceCurves();
   interference_prov_ = Provenance::assumed;
   interference_source_ = std::move(source);
 }
@@ -182,12 +184,16 @@ KernelCost ComputeModel::gemm(std::int64_t m, std::int64_t n, std::int64_t k, st
   const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
   const double flops = 2.0 * dm * dn * dk;
   const Bytes operands(bytes_per_element(dtype) * (dm * dk + dk * dn + dm * dn));
-  if (auto c = interpolate_gemm(m, n, k, dtype, flops, operands)) {
-    return KernelCost{c->time * static_cast<double>(batch), c->provenance};
+  KernelCost c;
+  if (auto measured = interpolate_gemm(m, n, k, dtype, flops, operands)) {
+    c = KernelCost{measured->time * static_cast<double>(batch), measured->provenance};
+  } else {
+    const double compute = flops / (peak(dtype).value * assume_.gemm_efficiency);
+    const double memory = (operands / hbm_bw_).value;
+    c = KernelCost{Seconds(std::max(compute, memory) * static_cast<double>(batch)), Provenance::assumed};
   }
-  const double compute = flops / (peak(dtype).value * assume_.gemm_efficiency);
-  const double memory = (operands / hbm_bw_).value;
-  return KernelCost{Seconds(std::max(compute, memory) * static_cast<double>(batch)), Provenance::assumed};
+  c.interference = curves_.gemm(static_cast<double>(batch) * dm * dn, c.time);
+  return c;
 }
 
 KernelCost ComputeModel::attention(Flops flops, Bytes io, std::string_view dtype) const {
@@ -244,8 +250,10 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
 
 KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, Flops flops, Bytes io,
                                    std::string_view dtype) const {
-  if (auto c = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io)) return *c;
-  return attention(flops, io, dtype);
+  KernelCost c = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io)
+                     .value_or(attention(flops, io, dtype));
+  c.interference = curves_.attention(shape.batch, shape.heads, shape.seq, c.time);
+  return c;
 }
 
 void ComputeModel::set_eager_bandwidth_factor(double factor, std::string source) {
@@ -256,11 +264,13 @@ void ComputeModel::set_eager_bandwidth_factor(double factor, std::string source)
 
 KernelCost ComputeModel::eager_memory_bound(Bytes bytes) const {
   const Provenance p = eager_factor_source_.empty() ? elementwise_prov_ : weaker(elementwise_prov_, Provenance::fitted);
-  return KernelCost{bytes / (elementwise_bw_ * eager_factor_), p};
+  const Seconds t = bytes / (elementwise_bw_ * eager_factor_);
+  return KernelCost{t, p, curves_.memory(t)};
 }
 
 KernelCost ComputeModel::memory_bound(Bytes bytes) const {
-  return KernelCost{bytes / elementwise_bw_, elementwise_prov_};
+  const Seconds t = bytes / elementwise_bw_;
+  return KernelCost{t, elementwise_prov_, curves_.memory(t)};
 }
 
 std::vector<SourcedValue> ComputeModel::inputs() const {
@@ -309,6 +319,11 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
   out.push_back({"interference_compute_slowdown", interference_.compute_slowdown, "x", interference_prov_,
                  interference_src});
   out.push_back({"interference_comm_slowdown", interference_.comm_slowdown, "x", interference_prov_, interference_src});
+  if (!curves_.empty()) {
+    out.push_back({"interference_per_kernel", 1.0, "flag", Provenance::measured,
+                   profile_source_ + " `interference`, per kernel (interference_curves.hpp; the medians above apply "
+                                     "only to tasks without kernels): " + curves_.describe()});
+  }
   if (host_cost_) {
     const std::string src = host_cost_->source + " (" + host_cost_->framework + ")";
     out.push_back({"host_per_layer_microbatch_module", host_cost_->module.value * 1e3, "ms", Provenance::measured, src});

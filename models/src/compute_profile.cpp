@@ -1,6 +1,7 @@
 // Minimal reader of a calibration profile's GEMM rows, bandwidths and launch overhead.
 #include "scalescope/models/compute_profile.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <system_error>
 #include <vector>
@@ -10,6 +11,22 @@
 namespace scalescope::models {
 
 namespace fs = std::filesystem;
+
+namespace {
+/// "bf16 GEMM 8192x4096x2048" -> 8192, 4096, 2048 (scalescope-calibrate's interference row names).
+bool parse_gemm_sizes(const std::string& name, std::int64_t& m, std::int64_t& n, std::int64_t& k) {
+  const auto at = name.find("GEMM ");
+  if (at == std::string::npos) return false;
+  long long a = 0, b = 0, c = 0;
+  char tail = 0;
+  if (std::sscanf(name.c_str() + at + 5, "%lldx%lldx%lld%c", &a, &b, &c, &tail) != 3) return false;
+  if (a <= 0 || b <= 0 || c <= 0) return false;
+  m = a;
+  n = b;
+  k = c;
+  return true;
+}
+}  // namespace
 
 Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::string& source) {
   return catch_errors([&] {
@@ -92,6 +109,10 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
           x.compute = row.get_string("compute");
           x.kernel_class = row.at("class").as_enum({"gemm", "memory"});
           x.op = row.get_string("op");
+          x.compute_alone = Seconds(row.get_positive("compute_alone_us") * 1e-6);
+          if (x.kernel_class == "gemm" && !parse_gemm_sizes(x.compute, x.m, x.n, x.k)) {
+            row.at("compute").fail("expected a GEMM named 'DTYPE GEMM MxNxK' (e.g. \"bf16 GEMM 8192x4096x2048\")");
+          }
           // A slowdown counts only when the other side ran for the whole timed window.
           if (row.at("compute_covered").as_bool()) x.compute_slowdown = row.get_positive("compute_slowdown");
           if (row.at("coll_covered").as_bool()) x.coll_slowdown = row.get_positive("coll_slowdown");

@@ -16,7 +16,15 @@ void PhaseCost::add_kernel(const ComputeModel& model, KernelCost c, double kerne
   flops += kernel_flops;
   bytes += kernel_bytes;
   by_kind[kernel_bytes.value > 0.0 ? (kernel_flops > 0.0 ? 1 : 2) : 0] += t;
+  const Seconds gap = t - c.time;
+  slowed_time += c.time * c.interference.slowed + gap;
+  slowing_time += c.time * c.interference.slows + gap;
   ++kernels;
+}
+
+KernelInterference PhaseCost::interference() const {
+  if (!(time.value > 0.0)) return {};
+  return {slowed_time / time, slowing_time / time};
 }
 
 PhaseCost& PhaseCost::operator+=(const PhaseCost& o) {
@@ -26,6 +34,8 @@ PhaseCost& PhaseCost::operator+=(const PhaseCost& o) {
   kernels += o.kernels;
   for (std::size_t i = 0; i < by_provenance.size(); ++i) by_provenance[i] += o.by_provenance[i];
   for (std::size_t i = 0; i < by_kind.size(); ++i) by_kind[i] += o.by_kind[i];
+  slowed_time += o.slowed_time;
+  slowing_time += o.slowing_time;
   return *this;
 }
 
@@ -37,6 +47,8 @@ PhaseCost PhaseCost::operator*(double k) const {
   r.kernels = static_cast<int>(kernels * k + 0.5);
   for (auto& p : r.by_provenance) p = p * k;
   for (auto& p : r.by_kind) p = p * k;
+  r.slowed_time = slowed_time * k;
+  r.slowing_time = slowing_time * k;
   return r;
 }
 

@@ -15,6 +15,7 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
   const std::optional<FrameworkHostCost>& host = o.host ? o.host : compute.host_cost();
   if (host) bo.per_layer_tasks = true;  // host dispatch is per layer (sim/host_dispatch.hpp)
+  if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
   auto graph = build_task_graph(model, plan, cluster, compute, bo);
   if (!graph) return graph.error();
   if (host) add_host_dispatch(*graph, host->for_plan(plan), graph->stream_bound());

@@ -36,12 +36,13 @@ std::uint32_t InterferenceTracker::acquire(SimTime alone, std::uint8_t tag, std:
 
 double InterferenceTracker::rate_of(const Item& item) const {
   if (!item.comm) {
-    return talking_[static_cast<std::size_t>(item.ranks.front())].empty() ? 1.0 : 1.0 / f_.compute_slowdown;
+    return talking_[static_cast<std::size_t>(item.ranks.front())].empty() ? 1.0 : 1.0 / item.slowed;
   }
+  double worst = 0.0;  // the largest factor of the compute running on any of its ranks
   for (int r : item.ranks) {
-    if (!computing_[static_cast<std::size_t>(r)].empty()) return 1.0 / f_.comm_slowdown;
+    for (std::uint32_t c : computing_[static_cast<std::size_t>(r)]) worst = std::max(worst, items_[c].slows);
   }
-  return 1.0;
+  return worst > 0.0 ? 1.0 / worst : 1.0;
 }
 
 void InterferenceTracker::schedule(std::uint32_t slot) {
@@ -62,11 +63,13 @@ void InterferenceTracker::rerate(std::uint32_t slot) {
   schedule(slot);
 }
 
-// Puts `slot` on (or takes it off) the per-rank lists of its kind; where a rank's list turns non-empty
-// (or empty), the items of the other kind on that rank change rate.
+// Puts `slot` on (or takes it off) the per-rank lists of its kind. Compute on a rank changes the rate of
+// that rank's communication whenever it starts or ends (the largest factor may change); communication
+// changes the rate of the rank's compute only where the rank's list turns non-empty (or empty).
 void InterferenceTracker::occupy(std::uint32_t slot, bool add) {
-  auto& own = items_[slot].comm ? talking_ : computing_;
-  auto& other = items_[slot].comm ? computing_ : talking_;
+  const bool comm = items_[slot].comm;
+  auto& own = comm ? talking_ : computing_;
+  auto& other = comm ? computing_ : talking_;
   for (int rank : items_[slot].ranks) {
     auto& mine = own[static_cast<std::size_t>(rank)];
     if (add) {
@@ -74,7 +77,7 @@ void InterferenceTracker::occupy(std::uint32_t slot, bool add) {
     } else {
       mine.erase(std::find(mine.begin(), mine.end(), slot));
     }
-    if (mine.size() == (add ? 1u : 0u)) {
+    if (!comm || mine.size() == (add ? 1u : 0u)) {
       for (std::uint32_t c : other[static_cast<std::size_t>(rank)]) rerate(c);
     }
   }
@@ -86,8 +89,11 @@ void InterferenceTracker::start(std::uint32_t slot) {
   schedule(slot);
 }
 
-void InterferenceTracker::start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner) {
+void InterferenceTracker::start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner,
+                                        double slowed, double slows) {
   const std::uint32_t slot = acquire(alone, tag, owner, false);
+  items_[slot].slowed = slowed > 0.0 ? slowed : f_.compute_slowdown;
+  items_[slot].slows = slows > 0.0 ? slows : f_.comm_slowdown;
   items_[slot].ranks.push_back(rank);
   start(slot);
 }

@@ -1,8 +1,10 @@
 // Work whose progress rate depends on what else runs on its ranks (SimOptions::interference): a
-// compute task slows down while an NVLink collective or transfer of its rank runs, and such a
-// communication slows down while any of its ranks computes. Each item keeps its remaining work in
-// "alone" nanoseconds; when the rate changes, the work done so far is booked at the old rate and
-// the completion event is moved.
+// compute task slows down while an NVLink collective or transfer of its rank runs (rate 1/slowed),
+// and such a communication slows down while any of its ranks computes (rate 1/slows, the largest
+// `slows` of the compute tasks running on its ranks). Factors are the task's own (Task::slowed,
+// Task::slows) where set, the simulation's Interference otherwise. Each item keeps its remaining
+// work in "alone" nanoseconds; when the rate changes, the work done so far is booked at the old
+// rate and the completion event is moved.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +23,10 @@ class InterferenceTracker {
 
   InterferenceTracker(Engine& engine, Interference factors, int rank_bound, DoneFn done, void* context);
 
-  /// A compute task of `alone` duration starts now on `rank`.
-  void start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner);
+  /// A compute task of `alone` duration starts now on `rank`. `slowed` / `slows`: its own factors
+  /// (Task::slowed, Task::slows); 0 = the tracker's Interference.
+  void start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner, double slowed = 0.0,
+                     double slows = 0.0);
   /// A communication of `alone` duration (its time with nothing beside it) starts now on `ranks`.
   void start_comm(std::span<const int> ranks, SimTime alone, std::uint8_t tag, std::uint32_t owner);
 
@@ -35,6 +39,8 @@ class InterferenceTracker {
     std::uint32_t owner = 0;
     std::uint8_t tag = 0;
     bool comm = false;
+    double slowed = 1.0;     ///< compute: time multiplier beside communication
+    double slows = 1.0;      ///< compute: multiplier it puts on communication beside it
     std::vector<int> ranks;  ///< one rank for compute
   };
 

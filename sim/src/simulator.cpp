@@ -172,7 +172,7 @@ Expected<SimResult> Runner::run() {
   if (opt_.record_task_times) timing_.assign(n, TaskTiming{});
   if (opt_.fidelity == Fidelity::flow)
     net_ = std::make_unique<FlowNetwork>(engine_, model_.effective_capacities());
-  if (opt_.interference.active()) {
+  if (opt_.interference.active() || g_.has_task_interference()) {
     interference_ = std::make_unique<detail::InterferenceTracker>(engine_, opt_.interference, cluster_.num_gpus(),
                                                                  &Runner::stretched_done, this);
   }
@@ -212,7 +212,7 @@ void Runner::arrive(TaskId t) {
     case TaskKind::compute:
       if (interference_) {
         begin(t);
-        interference_->start_compute(k.rank, to_sim_time(k.duration()), kStretchedCompute, t);
+        interference_->start_compute(k.rank, to_sim_time(k.duration()), kStretchedCompute, t, k.slowed, k.slows);
         return;
       }
       [[fallthrough]];

@@ -99,6 +99,14 @@ TaskId TaskGraph::add_compute(int rank, int stream, TaskCategory category, std::
   return push(t, name);
 }
 
+void TaskGraph::set_interference(TaskId t, double slowed, double slows) {
+  assert(tasks_[t].kind == TaskKind::compute && "TaskGraph: interference factors are for compute tasks");
+  assert(slowed > 0.0 && slows > 0.0 && "TaskGraph: interference factors must be positive");
+  tasks_[t].slowed = static_cast<float>(slowed);
+  tasks_[t].slows = static_cast<float>(slows);
+  has_task_interference_ = true;
+}
+
 TaskId TaskGraph::add_delay(int rank, int stream, TaskCategory category, std::string_view name,
                             Seconds duration, TaskLabels labels) {
   assert(duration.value >= 0.0 && "TaskGraph: negative delay");

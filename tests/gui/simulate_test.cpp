@@ -114,7 +114,7 @@ class SimulateTest : public QObject {
     QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
     QVERIFY(w.whatif()->interference_box()->isChecked());
     const double on = w.whatif()->last_step_time_s();
-    QVERIFY2(w.whatif()->result_text().contains("interference: compute x1.132"), qPrintable(w.whatif()->result_text()));
+    QVERIFY2(w.whatif()->result_text().contains("interference: per kernel"), qPrintable(w.whatif()->result_text()));
     w.whatif()->interference_box()->setChecked(false);
     w.whatif()->recompute_now();
     const double off = w.whatif()->last_step_time_s();

@@ -69,7 +69,7 @@ TEST(ComputeProfile, WrongSchemaAndBadNumbersAreInputErrors) {
 // medians compute {1.10, 1.20, 1.25, 1.30} -> 1.225, collectives {1.4, 1.5, 1.6} -> 1.5.
 TEST(ComputeProfile, InterferenceRowsGiveTheMedianSlowdownsOfCoveredWindows) {
   auto row = [](const char* cls, double comp, double coll, bool coll_covered) {
-    return Json{{"compute", "k"}, {"class", cls}, {"op", "all_gather"}, {"bytes", 268435456},
+    return Json{{"compute", std::string(cls) == "gemm" ? "bf16 GEMM 64x64x64" : "copy"}, {"class", cls}, {"op", "all_gather"}, {"bytes", 268435456},
                 {"compute_alone_us", 100.0}, {"compute_beside_us", 100.0 * comp}, {"compute_slowdown", comp},
                 {"compute_covered", true}, {"coll_alone_us", 10.0}, {"coll_beside_us", 10.0 * coll},
                 {"coll_slowdown", coll}, {"coll_covered", coll_covered}, {"compute_reps", 20}, {"coll_reps", 30}};
@@ -96,6 +96,18 @@ TEST(ComputeProfile, InterferenceRowsGiveTheMedianSlowdownsOfCoveredWindows) {
     EXPECT_NE(in.source.find("median of 4 compute and 3 collective"), std::string::npos) << in.source;
   }
   EXPECT_TRUE(listed);
+
+  Json unnamed = doc;
+  unnamed["interference"]["rows"][0]["compute"] = "bf16 GEMM 64x64";
+  auto no_sizes = compute_profile_from_json(unnamed, "i.json");
+  ASSERT_FALSE(no_sizes.has_value());
+  EXPECT_EQ(no_sizes.error().str().rfind("i.json: $.interference.rows[0].compute: expected a GEMM named", 0), 0u)
+      << no_sizes.error().str();
+  unnamed = doc;
+  unnamed["interference"]["rows"][2].erase("compute_alone_us");
+  auto no_time = compute_profile_from_json(unnamed, "i.json");
+  ASSERT_FALSE(no_time.has_value());
+  EXPECT_NE(no_time.error().str().find("rows[2]: missing required key 'compute_alone_us'"), std::string::npos) << no_time.error().str();
 
   doc["interference"]["rows"][1]["class"] = "tensor";
   auto bad = compute_profile_from_json(doc, "i.json");

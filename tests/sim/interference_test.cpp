@@ -1,6 +1,6 @@
-// Tests for compute-communication interference in the executor (SimOptions::interference): while an
-// NVLink collective or transfer of a rank runs, that rank's compute progresses at 1/c; while a rank of
-// the communication computes, the communication progresses at 1/m. Expected times are worked out by
+// Tests for compute-communication interference in the executor (SimOptions::interference, or a
+// task's own factors): while an NVLink collective or transfer of a rank runs, that rank's compute
+// progresses at 1/c; while a rank of the communication computes, the communication progresses at 1/m. Expected times are worked out by
 // hand from those two rates; communication costs are the collective model's.
 #include <gtest/gtest.h>
 
@@ -109,6 +109,32 @@ TEST(Interference, ComputeOnAnotherRankIsNotSlowed) {
   g.add_send(0, 1, TC::pp_comm, "send", 1, MiB(64), 7);
   g.add_recv(1, 1, TC::pp_comm, "recv", 0, MiB(64), 7);
   EXPECT_NEAR(step_ns(g, s, {c, m}), 2 * kMs, 0.5);
+}
+
+// A task's own factors (TaskGraph::set_interference) replace the simulation's, even when those are
+// none; a communication beside two compute tasks (on two of its ranks) takes the larger `slows`.
+TEST(Interference, TaskFactorsReplaceTheSimulationsAndTheLargestSlowsWins) {
+  const Rig s("hgx-h200-4");
+  const std::vector<int> group{0, 1};
+  const double T = s.coll_ns(CollOp::all_reduce, group, MiB(16));
+  constexpr double c0 = 1.5, m0 = 1.2, m1 = 1.8;  // rank 0's B: slowed 1.5, slows 1.2; rank 1's B: slows 1.8
+  TaskGraph g;
+  for (int r : group) {
+    const TaskId a = g.add_compute(r, 0, TC::backward, "A", milliseconds(1));
+    const TaskId b = g.add_compute(r, 0, TC::backward, "B", milliseconds(2));
+    g.set_interference(b, r == 0 ? c0 : 1.0, r == 0 ? m0 : m1);
+    const TaskId ar = g.add_collective(r, 1, TC::dp_comm, "ar", CollOp::all_reduce, group, MiB(16), 1);
+    g.precede(a, ar);
+  }
+  ASSERT_TRUE(g.has_task_interference());
+  ASSERT_LT(T * m1, 2 * kMs);  // the all-reduce ends while both B run
+  // From 1 ms the all-reduce runs at 1/max(1.2, 1.8) and ends at 1 + T m1 ms. Rank 0's B has done
+  // T m1 / c0 by then and finishes the rest at full speed; rank 1's B (slowed 1) ends at 3 ms.
+  const double rank0 = 1 * kMs + T * m1 + (2 * kMs - T * m1 / c0);
+  ASSERT_GT(rank0, 3 * kMs);
+  EXPECT_NEAR(step_ns(g, s, {}), rank0, 2.0);
+  // The simulation's factors do not override a task's own.
+  EXPECT_NEAR(step_ns(g, s, {c, m}), rank0, 2.0);
 }
 
 TEST(Interference, FactorsMustBeFiniteAndPositive) {

@@ -67,6 +67,9 @@ struct BuildOptions {
   /// One compute task per layer and one collective per TP operation everywhere (finer traces, exact
   /// collective latencies, more tasks).
   bool per_layer_tasks = false;
+  /// Give each compute task the time-weighted interference factors of its kernels (PhaseCost::
+  /// interference(); TaskGraph::set_interference) when the compute model has per-kernel curves.
+  bool task_interference = true;
   CostOptions costs;
 };
 

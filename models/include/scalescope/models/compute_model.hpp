@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "scalescope/models/framework_host.hpp"
+#include "scalescope/models/interference_curves.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/error.hpp"
 #include "scalescope/sim/simulator.hpp"
@@ -61,8 +62,14 @@ struct SourcedValue {
 
 /// Duration of a kernel (or of a group of kernels) and the provenance of its least certain input.
 struct KernelCost {
+  KernelCost() = default;
+  KernelCost(Seconds t, Provenance p, KernelInterference f = {}) : time(t), provenance(p), interference(f) {}
+
   Seconds time;
   Provenance provenance = Provenance::assumed;
+  /// Measured interference of this kernel (interference_curves.hpp; 1 = none or not measured): its
+  /// time multiplier while a collective runs on its GPU, and the multiplier it puts on that collective.
+  KernelInterference interference;
 };
 
 /// One measured GEMM: cuBLAS arguments (column-major C[m x n] = A[m x k] B[k x n]) and its time.
@@ -99,15 +106,6 @@ std::string_view to_string(KernelFramework f);
 /// "fused" | "megatron" -> fused; "pytorch-eager" | "pytorch-eager-autocast" -> pytorch_eager.
 Expected<KernelFramework> parse_framework(std::string_view name);
 
-/// One measured (compute kernel, collective) pair of the profile `interference` section: how much
-/// slower each ran beside the other than alone (scalescope-calibrate's `interf` section).
-struct InterferenceSample {
-  std::string compute;       ///< e.g. "bf16 GEMM 8192x8192x8192"
-  std::string kernel_class;  ///< "gemm" | "memory"
-  std::string op;            ///< the collective, e.g. "all_gather"
-  std::optional<double> compute_slowdown;  ///< compute time beside / alone (when the window was covered)
-  std::optional<double> coll_slowdown;     ///< collective time beside / alone (when covered)
-};
 
 /// What the compute model uses from a calibration profile (see compute_profile.hpp for the loader).
 struct ComputeProfile {
@@ -188,9 +186,17 @@ class ComputeModel {
   void set_host_cost(std::optional<FrameworkHostCost> cost) { host_cost_ = std::move(cost); }
   const std::optional<FrameworkHostCost>& host_cost() const { return host_cost_; }
   /// Compute-communication interference for the simulator (sim/simulator.hpp): the median compute and
-  /// collective slowdowns over the profile's `interference` rows; none (1, 1) without them.
+  /// collective slowdowns over the profile's `interference` rows; none (1, 1) without them. With
+  /// such rows every kernel cost also carries its own factors (KernelCost::interference, from
+  /// InterferenceCurves); the task graph builders put them on the compute tasks, and the medians
+  /// apply only to tasks without them.
   const Interference& interference() const { return interference_; }
-  /// Replaces it (e.g. none, to compare); `source` says where the factors come from.
+  /// True when kernel costs carry per-kernel factors (a profile with `interference` rows, and no
+  /// set_interference() since).
+  bool per_kernel_interference() const { return !curves_.empty(); }
+  const InterferenceCurves& interference_curves() const { return curves_; }
+  /// Replaces the factors by `f` for every kernel (e.g. none, to compare; drops the per-kernel
+  /// curves); `source` says where the factors come from.
   void set_interference(Interference f, std::string source);
   /// Measured attention rows in use (0 without a profile `attention` section).
   std::size_t attention_rows() const { return attention_.size(); }
@@ -223,6 +229,7 @@ class ComputeModel {
   KernelCost launch_;
   std::optional<FrameworkHostCost> host_cost_;
   Interference interference_;
+  InterferenceCurves curves_;
   Provenance interference_prov_ = Provenance::assumed;
   std::string interference_source_;
 };

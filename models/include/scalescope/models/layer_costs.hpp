@@ -82,6 +82,12 @@ struct PhaseCost {
   std::array<Seconds, kNumProvenances> by_provenance{};
   /// Time by kernel kind: 0 GEMM (FLOPs, no bytes), 1 attention (FLOPs and bytes), 2 memory-bound (bytes only).
   std::array<Seconds, 3> by_kind{};
+  /// Sums of each kernel's time x its KernelInterference factors (a launch gap, where the host is
+  /// slower than the kernel, counts with factor 1): interference() divides them by time.
+  Seconds slowed_time, slowing_time;
+
+  /// The kernels' time-weighted interference factors ({1, 1} when empty).
+  KernelInterference interference() const;
 
   /// Adds one kernel of device cost `c` (charged max(c.time, launch overhead)).
   void add_kernel(const ComputeModel& model, KernelCost c, double kernel_flops = 0.0, Bytes kernel_bytes = Bytes(0));

@@ -126,8 +126,11 @@ struct SimResult {
 /// compute beside them, and the other way round. Applied to communication whose ranks all sit in
 /// one node (NVLink) and that is costed analytically: while such a collective or transfer runs on a
 /// rank, that rank's compute tasks progress at 1/compute_slowdown of their speed; while any of its
-/// ranks runs a compute task, the communication progresses at 1/comm_slowdown. Inter-node (NIC)
-/// communication is left alone: nothing measured says how much it takes. 1.0 = no interference.
+/// ranks runs a compute task, the communication progresses at 1/comm_slowdown. A compute task with
+/// its own factors (TaskGraph::set_interference; the model builders set them from per-kernel
+/// measurements) uses those instead, also when these are 1 (a communication beside several compute
+/// tasks takes the largest). Inter-node (NIC) communication is left alone: nothing measured says
+/// how much it takes. 1.0 = no interference.
 struct Interference {
   double compute_slowdown = 1.0;
   double comm_slowdown = 1.0;
