@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "scalescope/models/builder.hpp"
+#include "scalescope/models/compute_profile.hpp"
 #include "scalescope/sim/collective.hpp"
 #include "scalescope/sim/simulator.hpp"
 
@@ -46,23 +47,36 @@ double max_rss_GiB() {
   return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is in KiB on Linux
 }
 
-// The h200x4 profile's measured factors (calibrate/profiles/h200x4.json `interference`, medians).
-constexpr Interference kH200Interference{1.1319, 2.0537};
+// The datasheet compute model of the case plus the h200x4 profile's measured `interference` rows (and
+// nothing else of that profile): every compute task gets its own per-kernel factors.
+const ComputeModel& compute_with_interference() {
+  static const ComputeModel* m = [] {
+    auto profile = load_compute_profile_by_name_or_path("h200x4");
+    if (!profile) std::abort();  // built-in profile of the source tree
+    ComputeProfile only;
+    only.source = profile->source;
+    only.interference = profile->interference;
+    auto model = ComputeModel::with_profile(gpt3().cluster.gpu_spec(), only);
+    if (!model || !model->per_kernel_interference()) std::abort();
+    return new ComputeModel(std::move(model).value());
+  }();
+  return *m;
+}
 
 void run(benchmark::State& state, bool symmetric, Fidelity fidelity, bool intra_analytical = false,
-         Interference interference = {}) {
+         bool interference = false) {
   Case& c = gpt3();
+  const ComputeModel& compute = interference ? compute_with_interference() : c.compute;
   BuildOptions o;
   o.symmetric = symmetric;
   SimOptions so;
   so.fidelity = fidelity;
   so.validate = false;
   so.analytical_intra_node = intra_analytical;
-  so.interference = interference;
   std::size_t tasks = 0;
   double step = 0;
   for (auto _ : state) {
-    auto g = build_task_graph(c.model, c.plan, c.cluster, c.compute, o);
+    auto g = build_task_graph(c.model, c.plan, c.cluster, compute, o);
     if (!g) std::abort();
     auto r = simulate(*g, c.cluster, c.collectives, so);
     if (!r) {
@@ -90,10 +104,10 @@ BENCHMARK(BM_Gpt3_1024_BuildOnly_Symmetric)->Unit(benchmark::kMillisecond);
 void BM_Gpt3_1024_Symmetric_Analytical(benchmark::State& state) { run(state, true, Fidelity::analytical); }
 BENCHMARK(BM_Gpt3_1024_Symmetric_Analytical)->Unit(benchmark::kMillisecond);
 
-// With compute-communication interference: every compute task and every intra-node (TP) collective runs
-// through the rate tracker (sim/src/interference.hpp).
+// With compute-communication interference (the h200x4 profile's per-kernel factors): every compute task
+// and every intra-node (TP) collective runs through the rate tracker (sim/src/interference.hpp).
 void BM_Gpt3_1024_Symmetric_Analytical_Interference(benchmark::State& state) {
-  run(state, true, Fidelity::analytical, false, kH200Interference);
+  run(state, true, Fidelity::analytical, false, true);
 }
 BENCHMARK(BM_Gpt3_1024_Symmetric_Analytical_Interference)->Unit(benchmark::kMillisecond);
 

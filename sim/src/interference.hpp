@@ -1,8 +1,8 @@
 // Work whose progress rate depends on what else runs on its ranks (SimOptions::interference): a
 // compute task slows down while an NVLink collective or transfer of its rank runs (rate 1/slowed),
 // and such a communication slows down while any of its ranks computes (rate 1/slows, the largest
-// `slows` of the compute tasks running on its ranks). Factors are the task's own (Task::slowed,
-// Task::slows) where set, the simulation's Interference otherwise. Each item keeps its remaining
+// `slows` of the compute tasks running on its ranks). Factors are the task's own
+// (TaskGraph::interference) where set, the simulation's Interference otherwise. Each item keeps its remaining
 // work in "alone" nanoseconds; when the rate changes, the work done so far is booked at the old
 // rate and the completion event is moved.
 #pragma once
@@ -24,7 +24,7 @@ class InterferenceTracker {
   InterferenceTracker(Engine& engine, Interference factors, int rank_bound, DoneFn done, void* context);
 
   /// A compute task of `alone` duration starts now on `rank`. `slowed` / `slows`: its own factors
-  /// (Task::slowed, Task::slows); 0 = the tracker's Interference.
+  /// (TaskGraph::interference); 0 = the tracker's Interference.
   void start_compute(int rank, SimTime alone, std::uint8_t tag, std::uint32_t owner, double slowed = 0.0,
                      double slows = 0.0);
   /// A communication of `alone` duration (its time with nothing beside it) starts now on `ranks`.

@@ -212,7 +212,8 @@ void Runner::arrive(TaskId t) {
     case TaskKind::compute:
       if (interference_) {
         begin(t);
-        interference_->start_compute(k.rank, to_sim_time(k.duration()), kStretchedCompute, t, k.slowed, k.slows);
+        const TaskGraph::TaskInterference f = g_.interference(t);
+        interference_->start_compute(k.rank, to_sim_time(k.duration()), kStretchedCompute, t, f.slowed, f.slows);
         return;
       }
       [[fallthrough]];

@@ -102,9 +102,8 @@ TaskId TaskGraph::add_compute(int rank, int stream, TaskCategory category, std::
 void TaskGraph::set_interference(TaskId t, double slowed, double slows) {
   assert(tasks_[t].kind == TaskKind::compute && "TaskGraph: interference factors are for compute tasks");
   assert(slowed > 0.0 && slows > 0.0 && "TaskGraph: interference factors must be positive");
-  tasks_[t].slowed = static_cast<float>(slowed);
-  tasks_[t].slows = static_cast<float>(slows);
-  has_task_interference_ = true;
+  if (interference_.size() <= t) interference_.resize(static_cast<std::size_t>(t) + 1);
+  interference_[t] = {static_cast<float>(slowed), static_cast<float>(slows)};
 }
 
 TaskId TaskGraph::add_delay(int rank, int stream, TaskCategory category, std::string_view name,

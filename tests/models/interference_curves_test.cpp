@@ -152,13 +152,15 @@ TEST(InterferenceCurves, BuilderGivesEveryComputeTaskItsPhaseFactors) {
   EXPECT_TRUE(g->has_task_interference());
   const LayerCost layer = layer_cost(s, plan, m);
   bool found = false;
-  for (const Task& t : g->tasks()) {
+  for (TaskId id = 0; id < g->size(); ++id) {
+    const Task& t = g->task(id);
     if (t.kind != TaskKind::compute) continue;
-    EXPECT_GE(t.slowed, 1.0f);  // every point here slows compute down
+    const TaskGraph::TaskInterference f = g->interference(id);
+    EXPECT_GE(f.slowed, 1.0f);  // every point here slows compute down
     if (t.category == TaskCategory::forward && std::abs(t.amount - layer.forward.time.value) < 1e-12) {
       found = true;
-      EXPECT_FLOAT_EQ(t.slowed, static_cast<float>(layer.forward.interference().slowed));
-      EXPECT_FLOAT_EQ(t.slows, static_cast<float>(layer.forward.interference().slows));
+      EXPECT_FLOAT_EQ(f.slowed, static_cast<float>(layer.forward.interference().slowed));
+      EXPECT_FLOAT_EQ(f.slows, static_cast<float>(layer.forward.interference().slows));
     }
   }
   EXPECT_TRUE(found);

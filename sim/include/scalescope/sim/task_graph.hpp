@@ -53,7 +53,7 @@ struct TaskLabels {
   std::int16_t stage = -1;
 };
 
-/// One task, stored by value in one vector (no per-task heap allocation). 64 bytes.
+/// One task, stored by value in one vector (no per-task heap allocation). 56 bytes.
 struct Task {
   double amount = 0.0;     ///< compute/delay: duration in seconds; collective/send/recv: bytes
   double flops = 0.0;      ///< compute: floating-point operations (statistics only)
@@ -67,11 +67,6 @@ struct Task {
   TaskCategory category = TaskCategory::other;
   std::uint8_t stream = 0;  ///< per-rank stream; tasks on one (rank, stream) run in insertion order
   CollOp op = CollOp::all_reduce;  ///< collective only
-  /// Compute only, for SimOptions::interference (0 = the simulation's factors): this task's time
-  /// multiplier while communication runs on its rank, and the multiplier it puts on that
-  /// communication. Set by TaskGraph::set_interference().
-  float slowed = 0.0f;
-  float slows = 0.0f;
 
   Seconds duration() const { return Seconds(amount); }
   Bytes bytes() const { return Bytes(amount); }
@@ -100,11 +95,23 @@ class TaskGraph {
   TaskId add_compute(int rank, int stream, TaskCategory category, std::string_view name,
                      Seconds duration, TaskLabels labels = {}, Flops flops = Flops(0),
                      Bytes mem_bytes = Bytes(0));
-  /// Gives compute task `t` its own interference factors (see Task::slowed; both > 0), which
-  /// replace SimOptions::interference's for it when the simulation applies interference.
+  /// A compute task's own interference factors, for SimOptions::interference: its time multiplier
+  /// while communication runs on its rank (`slowed`), and the multiplier it puts on that
+  /// communication (`slows`). 0 = the simulation's factors.
+  struct TaskInterference {
+    float slowed = 0.0f;
+    float slows = 0.0f;
+  };
+  /// Gives compute task `t` its own factors (both > 0), which replace SimOptions::interference's
+  /// for it when the simulation applies interference. Kept beside the tasks (graphs without them
+  /// store nothing).
   void set_interference(TaskId t, double slowed, double slows);
+  /// Task `t`'s own factors ({0, 0} when it has none).
+  TaskInterference interference(TaskId t) const {
+    return t < interference_.size() ? interference_[t] : TaskInterference{};
+  }
   /// True when some task has its own interference factors.
-  bool has_task_interference() const { return has_task_interference_; }
+  bool has_task_interference() const { return !interference_.empty(); }
   /// A stream-occupying wait of fixed duration (launch overhead, straggler, host work).
   TaskId add_delay(int rank, int stream, TaskCategory category, std::string_view name,
                    Seconds duration, TaskLabels labels = {});
@@ -182,7 +189,7 @@ class TaskGraph {
 
   std::vector<Task> tasks_;
   std::vector<Edge> edges_;
-  bool has_task_interference_ = false;
+  std::vector<TaskInterference> interference_;  ///< by TaskId, up to the last task that has factors
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_index_;
   std::vector<int> group_ranks_;
