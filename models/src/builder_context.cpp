@@ -28,6 +28,8 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, co
   c.edge = edge_cost(spec, plan, compute, options.costs);
   c.act_bytes = static_cast<double>(plan.mbs) * spec.seq_len * spec.hidden * 2.0;
   c.pp_bytes = plan.sp ? c.act_bytes / plan.tp : c.act_bytes;
+  // Eager PyTorch sends its residual stream as it is (fp32 under autocast; validation/harness/parallel.py).
+  if (compute.framework() == KernelFramework::pytorch_eager) c.pp_bytes *= eager_residual_bytes(plan) / 2.0;
   c.grad_elem = grad_bytes_per_element(plan.precision);
   const int vm = options.costs.vocab_multiple;
   const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm);

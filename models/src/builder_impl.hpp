@@ -23,7 +23,7 @@ struct BuildContext {
   LayerCost layer;
   EdgeCost edge;
   double act_bytes = 0;  ///< S = mbs * seq * hidden * 2 (TP collective size)
-  double pp_bytes = 0;   ///< activation bytes sent between stages (S, or S/tp with sp)
+  double pp_bytes = 0;   ///< activation bytes sent between stages (S, or S/tp with sp; x2 for eager fp32)
   double grad_elem = 4;  ///< gradient bytes per element
   double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank
   std::vector<double> stage_params;  ///< parameters one tensor-parallel rank of each stage holds

@@ -57,6 +57,8 @@ void row(std::vector<EagerRow>& rows, const char* name, double t, double fwd_per
 
 }  // namespace
 
+double eager_residual_bytes(const Plan& plan) { return mode_of(plan).a; }
+
 std::vector<EagerRow> eager_layer_rows(const ModelSpec& s, const Plan& p) {
   assert(p.tp > 0 && p.mbs > 0 && "eager_layer_rows: tp and mbs must be positive");
   const EagerMode md = mode_of(p);

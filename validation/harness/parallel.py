@@ -191,21 +191,34 @@ def build(cfg, mcfg, ctx, tokens, labels):
         step = accumulation_step(ddp, opt, micro, ctx, sync_ctx=ddp.no_sync, loss_ctx=loss_parallel)
         return Runner(step, notes, [ddp, model, opt])
 
-    if fam in ("pp-gpipe", "pp-1f1b"):
-        from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
-        per = mcfg["layers"] // cfg.pp
+    if fam in ("pp-gpipe", "pp-1f1b", "pp-interleaved"):
+        from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
+                                                  ScheduleInterleaved1F1B)
+        # cfg.pp * cfg.vpp model chunks of `per` layers; rank s holds chunks s, s + pp, ... (Megatron's
+        # interleaved assignment): chunk 0 (embedding) on rank 0, the last chunk (norm + head) on rank pp - 1.
+        chunks = cfg.pp * cfg.vpp
+        per = mcfg["layers"] // chunks
         s = ctx.rank
-        with torch.device("meta"):
-            model = Transformer(mcfg, s * per, (s + 1) * per)
-        materialize(model, ctx)
-        opt = make_adamw(model.parameters(), notes)
-        stage = PipelineStage(model, s, cfg.pp, ctx.device)
-        sched_cls = ScheduleGPipe if fam == "pp-gpipe" else Schedule1F1B
-        sched = sched_cls(stage, n_microbatches=cfg.microbatches(), loss_fn=cross_entropy)
-        notes.append(f"torch.distributed.pipelining {sched_cls.__name__}, {cfg.pp} stages of {per} layers "
-                     f"(embedding in stage 0, final norm + head in the last), {cfg.microbatches()} micro-batches, "
-                     f"bf16 autocast with fp32 params: the residual stream sent between stages is fp32 "
-                     f"(mbs x seq x hidden x 4 bytes per send, forward activations and backward gradients)")
+        mine = [s + k * cfg.pp for k in range(cfg.vpp)]
+        parts = []
+        for c in mine:
+            with torch.device("meta"):
+                part = Transformer(mcfg, c * per, (c + 1) * per)
+            materialize(part, ctx)
+            parts.append(part)
+        opt = make_adamw([p for part in parts for p in part.parameters()], notes)
+        stages = [PipelineStage(part, c, chunks, ctx.device) for part, c in zip(parts, mine)]
+        if fam == "pp-interleaved":
+            sched_cls = ScheduleInterleaved1F1B
+            sched = sched_cls(stages, n_microbatches=cfg.microbatches(), loss_fn=cross_entropy)
+        else:
+            sched_cls = ScheduleGPipe if fam == "pp-gpipe" else Schedule1F1B
+            sched = sched_cls(stages[0], n_microbatches=cfg.microbatches(), loss_fn=cross_entropy)
+        notes.append(f"torch.distributed.pipelining {sched_cls.__name__}, {cfg.pp} ranks x {cfg.vpp} chunk(s) of "
+                     f"{per} layers (rank r holds chunks r, r + pp, ...; embedding in chunk 0, final norm + head in "
+                     f"the last), {cfg.microbatches()} micro-batches, bf16 autocast with fp32 params: the residual "
+                     f"stream sent between stages is fp32 (mbs x seq x hidden x 4 bytes per send, forward "
+                     f"activations and backward gradients)")
         last = s == cfg.pp - 1
 
         def step():
@@ -220,7 +233,7 @@ def build(cfg, mcfg, ctx, tokens, labels):
                     sched.step()
             opt.step()
             return torch.stack(losses).mean().detach() if losses else None
-        return Runner(step, notes, [sched, stage, model, opt])
+        return Runner(step, notes, [sched, *stages, *parts, opt])
     raise ValueError(f"unknown family {fam}")
 
 

@@ -15,7 +15,7 @@ TINY_MODEL = {"name": "tiny", "layers": 4, "hidden": 128, "heads": 8, "kv_heads"
               "ffn": "swiglu", "norm": "rmsnorm", "bias": False, "vocab": 512, "tied_embeddings": False, "seq_len": 64}
 
 # Family importance when the budget runs short (first = most important).
-FAMILY_ORDER = ["single", "ddp", "zero3", "tp", "pp-1f1b", "tp-dp", "zero1", "zero2", "pp-gpipe"]
+FAMILY_ORDER = ["single", "ddp", "zero3", "tp", "pp-1f1b", "tp-dp", "zero1", "zero2", "pp-gpipe", "pp-interleaved"]
 
 
 @dataclass
@@ -33,6 +33,7 @@ class Config:
     gbs: int = 1
     schedule: str = "1f1b"
     tier: int = 0
+    vpp: int = 1  # model chunks per pipeline rank (interleaved schedule only)
     est_step_s: float = 0.0
     est_total_s: float = 0.0
     extra: dict = field(default_factory=dict)
@@ -42,11 +43,11 @@ class Config:
 
     def plan_string(self):
         return (f"tp={self.tp},pp={self.pp},dp={self.dp},zero={self.zero},mbs={self.mbs},gbs={self.gbs},"
-                f"schedule={self.schedule},vpp=1,recompute=none,sp=0,precision=mixed,bucket_MB=25,overlap=1")
+                f"schedule={self.schedule},vpp={self.vpp},recompute=none,sp=0,precision=mixed,bucket_MB=25,overlap=1")
 
     def slug(self):
         s = f"tp{self.tp}-pp{self.pp}-dp{self.dp}-z{self.zero}-mbs{self.mbs}-gbs{self.gbs}"
-        return s + (f"-{self.schedule}" if self.pp > 1 else "")
+        return s + (f"-{self.schedule}" if self.pp > 1 else "") + (f"-vpp{self.vpp}" if self.vpp > 1 else "")
 
     def filename(self, kind):
         return f"{self.family}-{self.model}-{kind}-n{self.gpus}-{self.slug()}.json"
@@ -61,14 +62,17 @@ def family_layout(family, n):
         return (1, 1, 1, 0, "1f1b") if family == "single" else None
     return {"ddp": (1, 1, n, 0, "1f1b"), "zero1": (1, 1, n, 1, "1f1b"), "zero2": (1, 1, n, 2, "1f1b"),
             "zero3": (1, 1, n, 3, "1f1b"), "tp": (n, 1, 1, 0, "1f1b"), "pp-gpipe": (1, n, 1, 0, "gpipe"),
-            "pp-1f1b": (1, n, 1, 0, "1f1b"),
+            "pp-1f1b": (1, n, 1, 0, "1f1b"), "pp-interleaved": (1, n, 1, 0, "interleaved"),
             "tp-dp": (2, 1, n // 2, 0, "1f1b") if n == 4 else None}.get(family)
 
 
 def valid(c, m):
+    # Interleaved (Megatron's and torch's Interleaved1F1B with whole rounds): every chunk the same number of
+    # layers, and micro-batches in whole rounds of pp.
+    interleaved_ok = c.vpp == 1 or (c.microbatches() % c.pp == 0 and c.microbatches() >= c.pp)
     return (m["heads"] % c.tp == 0 and m["kv_heads"] % c.tp == 0 and m["ffn_hidden"] % c.tp == 0
-            and m["vocab"] % c.tp == 0 and m["layers"] % c.pp == 0 and c.gbs % (c.mbs * c.dp) == 0
-            and c.microbatches() >= 1)
+            and m["vocab"] % c.tp == 0 and m["layers"] % (c.pp * c.vpp) == 0 and c.gbs % (c.mbs * c.dp) == 0
+            and c.microbatches() >= 1 and interleaved_ok)
 
 
 def step_flops(c, m):
@@ -86,7 +90,7 @@ def family_factor(c):
          "tp-dp": 1.2}.get(c.family, 1.05)
     if c.pp > 1:
         m = c.microbatches()
-        f *= (m + c.pp - 1) / m
+        f *= (m + (c.pp - 1) / c.vpp) / m
     return f
 
 
@@ -105,10 +109,11 @@ def build_configs(n, models, families=None, cpu=False):
     big = models[0]
     out, seen = [], {}
 
-    def add(tier, model, fam, kind, mbs, gbs):
+    def add(tier, model, fam, kind, mbs, gbs, vpp=None):
         m, path = model
         tp, pp, dp, zero, sched = family_layout(fam, n)
-        c = Config(fam, m["name"], path, n, [kind], tp, pp, dp, zero, mbs, gbs, sched, tier)
+        vpp = vpp or (2 if sched == "interleaved" else 1)
+        c = Config(fam, m["name"], path, n, [kind], tp, pp, dp, zero, mbs, gbs, sched, tier, vpp)
         if not valid(c, m):
             return
         key = (fam, m["name"], c.slug())
@@ -125,7 +130,7 @@ def build_configs(n, models, families=None, cpu=False):
         for fam in fams:
             add(0, big, fam, kind, 2, gbs)
     # tier 1: micro-batch sweep where it matters most (bubble, TP message size, ZeRO-3 gathers per micro-batch)
-    for fam in ["single", "pp-1f1b", "tp", "zero3"]:
+    for fam in ["single", "pp-1f1b", "tp", "zero3", "pp-interleaved"]:
         for mbs in (1, 4):
             if fam in fams:
                 add(1, big, fam, "strong", mbs, strong_gbs)
@@ -135,7 +140,7 @@ def build_configs(n, models, families=None, cpu=False):
             add(2, big, fam, "weak", 1, n)
     # tier 3: the larger model, fixed global batch of 8 sequences, micro-batch 1
     for model in models[1:]:
-        for fam in ["single", "ddp", "zero3", "tp", "pp-1f1b", "tp-dp"]:
+        for fam in ["single", "ddp", "zero3", "tp", "pp-1f1b", "tp-dp", "pp-interleaved"]:
             if fam in fams:
                 add(3, model, fam, "strong", 1, 8)
     # tier 4: the rest of the sweeps
@@ -150,6 +155,9 @@ def build_configs(n, models, families=None, cpu=False):
         for fam in ["zero1", "zero2", "pp-gpipe"]:
             if fam in fams:
                 add(4, model, fam, "strong", 1, 8)
+    # interleaved with more chunks per rank (vpp 4): smaller bubble, more sends
+    if "pp-interleaved" in fams:
+        add(4, big, "pp-interleaved", "strong", 2, strong_gbs, vpp=4)
     return out
 
 

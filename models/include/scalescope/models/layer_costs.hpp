@@ -126,6 +126,10 @@ std::vector<EagerRow> eager_layer_rows(const ModelSpec& spec, const Plan& plan);
 /// The rows of the LM head with its loss (head = true) or of the embedding (head = false).
 std::vector<EagerRow> eager_edge_rows(const ModelSpec& spec, const Plan& plan, bool head, int vocab_multiple = 128);
 
+/// Bytes per element of the eager-PyTorch residual stream, which pipeline stages send each other: 4
+/// under autocast (zero 0/1: fp32 parameters, the residual stays fp32), 2 under FSDP2 bf16 (zero 2/3).
+double eager_residual_bytes(const Plan& plan);
+
 /// Gradient bytes per element: 4 (fp32 main grads) for mixed precision, 2 for pure bf16.
 double grad_bytes_per_element(Precision precision);
 
