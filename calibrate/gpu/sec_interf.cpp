@@ -1,8 +1,8 @@
 // Interference section: how much a compute kernel slows down beside an NCCL collective on the same
 // GPUs, and the collective beside the compute kernel (every GPU in use, separate streams).
 //
-// Rows: compute kernel K x collective C in {all_gather, reduce_scatter, all_reduce} (float32, out of
-// place, min(256 MiB, --max-bytes) in the collectives section's `bytes` convention). K (kKernels):
+// Rows: compute kernel K x collective C in {all_gather, reduce_scatter, all_reduce, sendrecv} (float32,
+// out of place, min(256 MiB, --max-bytes) in the collectives section's `bytes` convention). K (kKernels):
 //   - bf16 GEMMs (cuBLAS NN m x n x k = [n x k] x [k x m] row-major: out x tokens x in): 8192^3, and
 //     the forward GEMMs of eager llama-1b and llama-7b at 4096 tokens (validation/models/: q/o, k/v,
 //     gate/up, down), which last 15-500 us as training kernels do;
@@ -27,8 +27,9 @@
 // starts behind a spin kernel lasting about twice the host's queueing time (as in `coll`).
 //
 // Run time: per row ~20 ms of warm-up, probes (~0.1-0.3 s), 5 rounds x (30 + ~50 + 30 + ~50-120
-// ms) ~= 1.1-1.6 s; the first 3 kernels' 9 rows took 13 s on 2x H200 (measured); all 12 kernels'
-// 36 rows ~50-60 s plus NCCL communicators (1-5 s). Memory: ~3 GiB per GPU. --quick: 3 rounds of
+// ms) ~= 1.1-1.6 s; the first 3 kernels' 9 rows took 13 s on 2x H200 (measured); 11 kernels x 3
+// collectives 58-64 s on 2x and 4x H200 (measured), with sendrecv ~80 s, plus NCCL communicators.
+// Memory: ~3 GiB per GPU. --quick: 3 rounds of
 // ~10 ms windows, the collective at --max-bytes (4 MiB): ~15 s.
 #include <algorithm>
 #include <chrono>
@@ -76,7 +77,9 @@ const KernelSpec kKernels[] = {
     {"fp32 read/write kernel y = 2x, 64 MiB", "memory", 0, 0, 0, 64ull << 20},
     {"fp32 read/write kernel y = 2x, 256 MiB", "memory", 0, 0, 0, 256ull << 20},
 };
-const CollOp kOps[] = {CollOp::all_gather, CollOp::reduce_scatter, CollOp::all_reduce};
+// sendrecv: every GPU sends to the next and receives from the previous one (nccl-tests sendrecv_perf),
+// as pipeline stages do.
+const CollOp kOps[] = {CollOp::all_gather, CollOp::reduce_scatter, CollOp::all_reduce, CollOp::sendrecv};
 
 /// Event slots of one window, per GPU.
 enum Slot : std::size_t { kStart, kFirst, kBegin, kEnd, kLoopEnd, kSlots };
@@ -456,7 +459,7 @@ void run_interf(RunContext& ctx) {
     const auto& want = ctx.opt.coll_ops;
     if (want.empty() || std::find(want.begin(), want.end(), name) != want.end()) ops.push_back(op);
   }
-  if (ops.empty()) doc["skipped"] = "--ops names none of all_gather, reduce_scatter, all_reduce";
+  if (ops.empty()) doc["skipped"] = "--ops names none of all_gather, reduce_scatter, all_reduce, sendrecv";
   ctx.profile.edit([&](Json& d) { d["interference"] = doc; });
   if (ops.empty()) return ctx.log("skipped: " + doc["skipped"].get<std::string>());
   if (!ctx.fits(ctx.opt.quick ? 4.0 : 8.0)) return ctx.budget_stop("interference (every row)");

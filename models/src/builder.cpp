@@ -175,11 +175,7 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
   const bool first = v == 0, last = v == c_.V - 1;
   const int L = c_.layout.layers_per_chunk[static_cast<std::size_t>(v)];
   const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
-  TaskId dep = kNoTask;
-  if (!first) {
-    dep = g_.add_recv(rank_, kStreamRecvFwd, TaskCategory::pp_comm, "pp recv activations", prev_, Bytes(c_.pp_bytes),
-                      tag(v, true), lab);
-  }
+  TaskId dep = first ? kNoTask : pp_recv(s, v, lab);
   if (split_unit(s.microbatch, true)) {
     const bool zero3 = p.zero == 3 && p.dp > 1;
     auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
@@ -212,11 +208,7 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
     compute(TaskCategory::forward, "forward", cost, lab, dep);
     tp_comm(ops, false, lab, kNoTask);
   }
-  if (!last) {
-    const TaskId send = g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send activations", next_,
-                                    Bytes(c_.pp_bytes), tag(v + 1, true), lab);
-    g_.precede(last_compute_, send);
-  }
+  if (!last) pp_send(s, v, lab);
 }
 
 void RankEmitter::backward_unit(const ScheduleStep& s) {
@@ -229,11 +221,7 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
   const bool recompute = p.recompute == Recompute::full || c_.layer.recompute.kernels > 0;
   record_shards_ = (p.zero == 1 || p.zero == 2) && s.microbatch == c_.m - 1;
   bucket_acc_ = 0.0;
-  TaskId dep = kNoTask;
-  if (!last) {
-    dep = g_.add_recv(rank_, kStreamRecvBwd, TaskCategory::pp_comm, "pp recv gradients", next_, Bytes(c_.pp_bytes),
-                      tag(v, false), lab);
-  }
+  TaskId dep = last ? kNoTask : pp_recv(s, v, lab);
   const double g = c_.grad_elem;
   if (split_unit(s.microbatch, false)) {
     const bool zero3 = p.zero == 3 && p.dp > 1;
@@ -289,20 +277,79 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
   flush_bucket(last_compute_, mode, lab);
   for (double b : unit_buckets_) grad_sync(b, last_compute_, lab);
   unit_buckets_.clear();
-  if (!first) {
-    const TaskId send = g_.add_send(rank_, kStreamSendBwd, TaskCategory::pp_comm, "pp send gradients", prev_,
-                                    Bytes(c_.pp_bytes), tag(v - 1, false), lab);
-    g_.precede(last_compute_, send);
+  if (!first) pp_send(s, v, lab);
+}
+
+TaskId RankEmitter::pp_recv(const ScheduleStep& s, int v, TaskLabels lab) {
+  if (!c_.torch_program.empty()) {
+    const auto it = placed_recv_.find({s.forward, s.chunk, s.microbatch});
+    assert(it != placed_recv_.end() && "torch program: a unit runs before its receive is placed");
+    return it->second;
+  }
+  return s.forward ? g_.add_recv(rank_, kStreamRecvFwd, TaskCategory::pp_comm, "pp recv activations", prev_,
+                                 Bytes(c_.pp_bytes), tag(v, true), lab)
+                   : g_.add_recv(rank_, kStreamRecvBwd, TaskCategory::pp_comm, "pp recv gradients", next_,
+                                 Bytes(c_.pp_bytes), tag(v, false), lab);
+}
+
+void RankEmitter::pp_send(const ScheduleStep& s, int v, TaskLabels lab) {
+  if (!c_.torch_program.empty()) {
+    unit_end_[{s.forward, s.chunk, s.microbatch}] = last_compute_;
+    return;
+  }
+  const TaskId send = s.forward ? g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send activations",
+                                              next_, Bytes(c_.pp_bytes), tag(v + 1, true), lab)
+                                : g_.add_send(rank_, kStreamSendBwd, TaskCategory::pp_comm, "pp send gradients",
+                                              prev_, Bytes(c_.pp_bytes), tag(v - 1, false), lab);
+  g_.precede(last_compute_, send);
+}
+
+// Every send and receive of the rank on one stream (kStreamSendFwd), in the program's order: PyTorch
+// posts them to the process group's one NCCL communicator, whose stream runs them in posting order.
+void RankEmitter::emit_torch_program() {
+  const Plan& p = *c_.plan;
+  for (const TorchPipelineAction& a : c_.torch_program[static_cast<std::size_t>(stage_)]) {
+    const ScheduleStep& s = a.step;
+    const int v = s.chunk * p.pp + stage_;
+    const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
+    switch (a.kind) {
+      case TorchPipelineAction::Kind::compute:
+        if (s.forward) {
+          forward_unit(s);
+        } else {
+          backward_unit(s);
+        }
+        break;
+      case TorchPipelineAction::Kind::send: {
+        const TaskId t = s.forward ? g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send activations",
+                                                 next_, Bytes(c_.pp_bytes), tag(v + 1, true), lab)
+                                   : g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send gradients",
+                                                 prev_, Bytes(c_.pp_bytes), tag(v - 1, false), lab);
+        g_.precede(unit_end_.at({s.forward, s.chunk, s.microbatch}), t);
+        break;
+      }
+      case TorchPipelineAction::Kind::recv:
+        placed_recv_[{s.forward, s.chunk, s.microbatch}] =
+            s.forward ? g_.add_recv(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp recv activations", prev_,
+                                    Bytes(c_.pp_bytes), tag(v, true), lab)
+                      : g_.add_recv(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp recv gradients", next_,
+                                    Bytes(c_.pp_bytes), tag(v, false), lab);
+        break;
+    }
   }
 }
 
 void RankEmitter::emit() {
   const Plan& p = *c_.plan;
-  for (const ScheduleStep& s : c_.order[static_cast<std::size_t>(stage_)]) {
-    if (s.forward) {
-      forward_unit(s);
-    } else {
-      backward_unit(s);
+  if (!c_.torch_program.empty()) {
+    emit_torch_program();
+  } else {
+    for (const ScheduleStep& s : c_.order[static_cast<std::size_t>(stage_)]) {
+      if (s.forward) {
+        forward_unit(s);
+      } else {
+        backward_unit(s);
+      }
     }
   }
   const TaskId final_backward = last_compute_;

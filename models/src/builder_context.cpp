@@ -43,11 +43,17 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, co
   c.tie_bytes = static_cast<double>(padded_vocab(spec.vocab, plan.tp, vm) / plan.tp) * spec.hidden * c.grad_elem;
   c.bucket_bytes = plan.bucket_MB * 1024.0 * 1024.0;
   for (int s = 0; s < plan.pp; ++s) c.order.push_back(pipeline_order(plan.schedule, plan.pp, plan.vpp, s, c.m));
+  // Eager PyTorch runs the interleaved schedule with torch.distributed.pipelining (validation/harness).
+  if (compute.framework() == KernelFramework::pytorch_eager && plan.schedule == Schedule::interleaved && plan.pp > 1 &&
+      c.m % std::max(1, c.m / plan.pp) == 0) {
+    c.torch_program = torch_interleaved_program(plan.pp, plan.vpp, c.m);
+  }
 
   TaskGraph g;
   g.set_stream_name(kStreamCompute, "compute");
   g.set_stream_name(kStreamGradSync, "grad-sync");
   g.set_stream_name(kStreamSendFwd, "pp-send-fwd");
+  if (!c.torch_program.empty()) g.set_stream_name(kStreamSendFwd, "pp-p2p");  // every PP transfer (torch program)
   g.set_stream_name(kStreamRecvFwd, "pp-recv-fwd");
   g.set_stream_name(kStreamSendBwd, "pp-send-bwd");
   g.set_stream_name(kStreamRecvBwd, "pp-recv-bwd");

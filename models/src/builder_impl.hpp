@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "scalescope/models/builder.hpp"
@@ -30,6 +32,10 @@ struct BuildContext {
   double tie_bytes = 0;              ///< tied-embedding gradient all-reduce size
   double bucket_bytes = 0;
   std::vector<std::vector<ScheduleStep>> order;  ///< per stage
+  /// PyTorch's interleaved program per stage (torch_interleaved_program) when the kernels are eager
+  /// PyTorch's and the schedule is interleaved: its order places the PP sends and receives of a rank
+  /// on one stream. Empty otherwise (four PP streams, each transfer next to its unit).
+  std::vector<std::vector<TorchPipelineAction>> torch_program;
 };
 
 /// How a unit's gradients reach the gradient-sync stream.
@@ -57,6 +63,12 @@ class RankEmitter {
 
   void forward_unit(const ScheduleStep& s);
   void backward_unit(const ScheduleStep& s);
+  /// The rank's units and PP transfers in the order of c_.torch_program.
+  void emit_torch_program();
+  /// The receive a unit waits for: a new one on its PP stream, or (torch program) the one placed before.
+  TaskId pp_recv(const ScheduleStep& s, int v, TaskLabels lab);
+  /// After a unit: its send, or (torch program) remember the unit's end for the send placed later.
+  void pp_send(const ScheduleStep& s, int v, TaskLabels lab);
   SyncMode sync_mode(int microbatch) const;
   bool split_unit(int microbatch, bool forward) const;
 
@@ -85,6 +97,8 @@ class RankEmitter {
   std::vector<TaskId> uses_;              ///< ZeRO-3: compute tasks that used gathered parameters, in order
   TaskId last_sync_ = kNoTask;            ///< last task on the gradient-sync stream
   TaskId last_compute_ = kNoTask;         ///< last task on the compute stream
+  /// Torch program: placed receives and finished units, by (forward, local chunk, micro-batch).
+  std::map<std::tuple<bool, int, int>, TaskId> placed_recv_, unit_end_;
 };
 
 }  // namespace scalescope::models::detail

@@ -51,4 +51,105 @@ std::vector<ScheduleStep> pipeline_order(Schedule schedule, int pp, int vpp, int
   return out;
 }
 
+namespace {
+
+/// A compute action of the torch program, or an idle slot (chunk < 0).
+struct Slot {
+  bool forward = true;
+  int chunk = -1;  ///< global virtual stage (chunk * pp + rank); -1: idle
+  int microbatch = 0;
+};
+
+// torch.distributed.pipelining.schedules._get_1f1b_rank_ops (non zero-bubble) for one rank.
+std::vector<Slot> torch_compute_slots(int pp, int vpp, int m, int rank) {
+  const int rounds = std::max(1, m / pp);
+  const int per_round = m / rounds;
+  const int warmup = std::min((vpp - 1) * per_round + 2 * (pp - 1 - rank), m * vpp);
+  const int ops = m * vpp;
+  const int fwd_bwd = ops - warmup;
+  const int post_warmup = (vpp * pp + 2 * (pp - 1 - rank)) - (warmup + rank);
+  auto fwd_chunk = [&](int k) { return ((k / per_round) % vpp) * pp + rank; };
+  auto bwd_chunk = [&](int k) { return (vpp - 1 - ((k - warmup) / per_round) % vpp) * pp + rank; };
+  std::vector<int> fwd_mb(static_cast<std::size_t>(pp * vpp), 0), bwd_mb(fwd_mb);
+  std::vector<Slot> out(static_cast<std::size_t>(rank), Slot{});
+  auto fwd = [&](int k) {
+    const int v = fwd_chunk(k);
+    out.push_back({true, v, fwd_mb[static_cast<std::size_t>(v)]++});
+  };
+  auto bwd = [&](int k) {
+    const int v = bwd_chunk(k);
+    out.push_back({false, v, bwd_mb[static_cast<std::size_t>(v)]++});
+  };
+  for (int k = 0; k < warmup + fwd_bwd + warmup; ++k) {
+    if (k < warmup) {
+      fwd(k);
+      if (k == warmup - 1) out.insert(out.end(), static_cast<std::size_t>(std::max(0, post_warmup)), Slot{});
+    } else if (k < warmup + fwd_bwd) {
+      fwd(k);
+      bwd(k);
+    } else {
+      out.push_back(Slot{});
+      bwd(k);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<TorchPipelineAction>> torch_interleaved_program(int pp, int vpp, int m) {
+  assert(pp > 1 && vpp > 0 && m > 0 && "torch_interleaved_program: bad arguments");
+  const int last = pp * vpp - 1;
+  using Kind = TorchPipelineAction::Kind;
+  std::vector<std::vector<Slot>> compute;
+  for (int r = 0; r < pp; ++r) compute.push_back(torch_compute_slots(pp, vpp, m, r));
+  // What each rank has placed: (kind, forward, global chunk, micro-batch) as one key.
+  auto key = [&](Kind k, bool forward, int v, int mb) {
+    return ((static_cast<long long>(mb) * (last + 1) + v) * 2 + (forward ? 1 : 0)) * 3 + static_cast<int>(k);
+  };
+  std::vector<std::vector<long long>> placed(static_cast<std::size_t>(pp));
+  auto has = [&](int r, long long k) {
+    const auto& v = placed[static_cast<std::size_t>(r)];
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
+  std::vector<std::vector<TorchPipelineAction>> out(static_cast<std::size_t>(pp));
+  auto append = [&](int r, Kind k, bool forward, int v, int mb) {
+    out[static_cast<std::size_t>(r)].push_back({k, ScheduleStep{forward, v / pp, mb}});
+    placed[static_cast<std::size_t>(r)].push_back(key(k, forward, v, mb));
+  };
+  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < pp; ++r) {
+      const auto& slots = compute[static_cast<std::size_t>(r)];
+      std::size_t& i = next[static_cast<std::size_t>(r)];
+      if (i == slots.size()) continue;
+      const Slot a = slots[i];
+      if (a.chunk >= 0) {
+        // Ready: the input was received, or produced by the neighbouring chunk on this rank.
+        const bool needs = a.forward ? a.chunk != 0 : a.chunk != last;
+        const int from = a.forward ? a.chunk - 1 : a.chunk + 1;
+        if (needs && !has(r, key(Kind::recv, a.forward, a.chunk, a.microbatch)) &&
+            !has(r, key(Kind::compute, a.forward, from, a.microbatch))) {
+          continue;
+        }
+        append(r, Kind::compute, a.forward, a.chunk, a.microbatch);
+        const bool sends = a.forward ? a.chunk != last : a.chunk != 0;
+        if (sends) {
+          const int to = a.forward ? a.chunk + 1 : a.chunk - 1;
+          append(r, Kind::send, a.forward, a.chunk, a.microbatch);
+          append(to % pp, Kind::recv, a.forward, to, a.microbatch);
+        }
+      }
+      ++i;
+      progress = true;
+    }
+  }
+  for (int r = 0; r < pp; ++r) {
+    assert(next[static_cast<std::size_t>(r)] == compute[static_cast<std::size_t>(r)].size() &&
+           "torch_interleaved_program: the compute schedule could not be placed");
+  }
+  return out;
+}
+
 }  // namespace scalescope::models

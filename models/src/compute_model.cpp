@@ -115,6 +115,7 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
   m.attention_source_ = profile.attention_source;
   std::vector<double> compute, comm;
   for (const auto& row : profile.interference) {
+    if (!counts_as_collective(row)) continue;
     if (row.compute_slowdown) compute.push_back(*row.compute_slowdown);
     if (row.coll_slowdown) comm.push_back(*row.coll_slowdown);
   }

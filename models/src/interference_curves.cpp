@@ -38,6 +38,10 @@ std::string format_points(const std::vector<std::pair<double, double>>& pts, boo
 
 }  // namespace
 
+bool counts_as_collective(const InterferenceSample& row) {
+  return row.op == "all_gather" || row.op == "reduce_scatter" || row.op == "all_reduce";
+}
+
 InterferenceCurves::InterferenceCurves(const std::vector<InterferenceSample>& rows) {
   struct Kernel {
     bool gemm = false;
@@ -46,6 +50,7 @@ InterferenceCurves::InterferenceCurves(const std::vector<InterferenceSample>& ro
   };
   std::map<std::string, Kernel> kernels;  // by name: deterministic order
   for (const InterferenceSample& r : rows) {
+    if (!counts_as_collective(r)) continue;
     Kernel& k = kernels[r.compute];
     k.gemm = r.kernel_class == "gemm";
     k.output = static_cast<double>(r.m) * static_cast<double>(r.n);

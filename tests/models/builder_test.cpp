@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "scalescope/models/builder.hpp"
@@ -185,6 +186,80 @@ int max_in_flight(const std::vector<ScheduleStep>& order) {
     peak = std::max(peak, live);
   }
   return peak;
+}
+
+// PyTorch's program for interleaved 1F1B, pp = 2, vpp = 2, m = 4, as torch 2.11 builds it
+// (torch.distributed.pipelining.schedules: _get_1f1b_rank_ops, then _add_send_recv), printed by torch in
+// its own notation "<global stage><action><micro-batch>" (global stage = local chunk * pp + rank).
+std::string torch_notation(const std::vector<TorchPipelineAction>& program, int pp, int rank) {
+  std::string out;
+  for (const TorchPipelineAction& a : program) {
+    const bool f = a.step.forward;
+    const char* kind = a.kind == TorchPipelineAction::Kind::compute ? (f ? "F" : "B")
+                       : a.kind == TorchPipelineAction::Kind::send ? (f ? "SEND_F" : "SEND_B")
+                                                                   : (f ? "RECV_F" : "RECV_B");
+    out += (out.empty() ? "" : " ") + std::to_string(a.step.chunk * pp + rank) + kind + std::to_string(a.step.microbatch);
+  }
+  return out;
+}
+
+TEST(Builder, TorchInterleavedProgramIsTorchs) {
+  const auto program = torch_interleaved_program(2, 2, 4);
+  ASSERT_EQ(program.size(), 2u);
+  EXPECT_EQ(torch_notation(program[0], 2, 0),
+            "0F0 0SEND_F0 0F1 0SEND_F1 2RECV_F0 2F0 2SEND_F0 2RECV_F1 2F1 2SEND_F1 2RECV_B0 0F2 0SEND_F2 2B0 2SEND_B0 "
+            "2RECV_B1 0F3 0SEND_F3 2RECV_F2 2B1 2SEND_B1 0RECV_B0 2F2 2SEND_F2 2RECV_F3 0B0 0RECV_B1 2F3 2SEND_F3 0B1 "
+            "2RECV_B2 2B2 2SEND_B2 2RECV_B3 2B3 2SEND_B3 0RECV_B2 0B2 0RECV_B3 0B3");
+  EXPECT_EQ(torch_notation(program[1], 2, 1),
+            "1RECV_F0 1RECV_F1 1F0 1SEND_F0 3RECV_F0 1F1 1SEND_F1 3RECV_F1 3F0 3B0 3SEND_B0 1RECV_F2 3F1 1RECV_B0 3B1 "
+            "3SEND_B1 1RECV_F3 1F2 1SEND_F2 1RECV_B1 1B0 1SEND_B0 3RECV_F2 1F3 1SEND_F3 1B1 1SEND_B1 3RECV_F3 3F2 3B2 "
+            "3SEND_B2 3F3 1RECV_B2 3B3 3SEND_B3 1RECV_B3 1B2 1SEND_B2 1B3 1SEND_B3");
+  // Every compute unit of every rank appears once, in an order with the same units as Megatron's.
+  for (int pp : {2, 4}) {
+    const auto prog = torch_interleaved_program(pp, 2, 8);
+    for (int r = 0; r < pp; ++r) {
+      std::vector<ScheduleStep> units;
+      for (const auto& a : prog[static_cast<std::size_t>(r)]) {
+        if (a.kind == TorchPipelineAction::Kind::compute) units.push_back(a.step);
+      }
+      auto megatron = pipeline_order(Schedule::interleaved, pp, 2, r, 8);
+      ASSERT_EQ(units.size(), megatron.size());
+      auto less = [](const ScheduleStep& a, const ScheduleStep& b) {
+        return std::tuple(a.forward, a.chunk, a.microbatch) < std::tuple(b.forward, b.chunk, b.microbatch);
+      };
+      std::sort(units.begin(), units.end(), less);
+      std::sort(megatron.begin(), megatron.end(), less);
+      EXPECT_EQ(units, megatron);
+    }
+  }
+}
+
+// With eager-PyTorch kernels, the interleaved schedule is PyTorch's program: all PP transfers of a rank
+// on one stream (the NCCL communicator's), in program order. With fused (Megatron) kernels, four streams.
+TEST(Builder, EagerInterleavedPutsEveryTransferOnOneStream) {
+  Rig r = one_node(no_launch_overhead());
+  const Plan p = plan("pp=2,vpp=2,schedule=interleaved,mbs=1,gbs=4");
+  auto streams_of_pp = [&](const ComputeModel& compute) {
+    auto g = build_task_graph(gpt(4, 32000), p, r.cluster, compute);
+    EXPECT_TRUE(g.has_value());
+    std::vector<int> streams;
+    for (const Task& t : g->tasks()) {
+      if ((t.kind == TaskKind::send || t.kind == TaskKind::recv) && t.rank == 1) streams.push_back(t.stream);
+    }
+    std::sort(streams.begin(), streams.end());
+    streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+    return streams;
+  };
+  EXPECT_EQ(streams_of_pp(r.compute).size(), 4u);
+  ComputeModel eager = r.compute;
+  eager.set_framework(KernelFramework::pytorch_eager);
+  EXPECT_EQ(streams_of_pp(eager), std::vector<int>{kStreamSendFwd});
+  // ... and the transfers match: the step simulates to the end.
+  auto g = build_task_graph(gpt(4, 32000), p, r.cluster, eager);
+  ASSERT_TRUE(g.has_value());
+  auto res = simulate(*g, r.cluster, r.coll);
+  ASSERT_TRUE(res.has_value()) << res.error().str();
+  EXPECT_GT(res->step_time.value, 0.0);
 }
 
 TEST(Builder, ScheduleOrdersFollowMegatron) {

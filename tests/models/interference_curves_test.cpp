@@ -70,6 +70,15 @@ TEST(InterferenceCurves, InterpolateInLogSpaceAndHoldBeyondTheEnds) {
   EXPECT_NE(c.describe().find("80 us x2.50"), std::string::npos) << c.describe();
 }
 
+// sendrecv rows are measured but not used: adding one changes nothing.
+TEST(InterferenceCurves, SendrecvRowsAreNotUsed) {
+  std::vector<InterferenceSample> with = rows();
+  with.push_back(row("bf16 GEMM 512x512x64", "gemm", 512, 512, 10, 9.0, 9.0, "sendrecv"));
+  const InterferenceCurves c(with);
+  EXPECT_NEAR(c.gemm(262144, microseconds(10)).slowed, 2.2, 1e-12);
+  EXPECT_NEAR(c.gemm(262144, microseconds(10)).slows, 1.4, 1e-12);
+}
+
 TEST(InterferenceCurves, NothingMeasuredMeansNoInterference) {
   const InterferenceCurves none;
   EXPECT_TRUE(none.empty());

@@ -2,7 +2,8 @@
 
 Run with torchrun (one process per GPU), e.g.
   torchrun --nproc-per-node 1 validation/harness/profile_step.py --out /tmp/prof --configs single:llama-1b:1:4
-Each config is FAMILY:MODEL:MBS:GBS (model = validation/models/<MODEL>.json). Writes <out>/profile-n<N>.json with,
+Each config is FAMILY:MODEL:MBS:GBS[:VPP] (model = validation/models/<MODEL>.json; VPP: model chunks per rank,
+interleaved only, default 2). Writes <out>/profile-n<N>.json with,
 per config and per rank: wall step time, summed kernel time per category (gemm, attention, nccl, optimizer,
 elementwise, copy), the GPU busy time (union of kernel intervals) and kernel counts, plus the top kernels.
 This is the data the compute model's framework-overhead terms are checked against (not fitted to).
@@ -82,7 +83,9 @@ def timed_steps(torch, dist, runner, steps):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--configs", nargs="+", required=True, help="FAMILY:MODEL:MBS:GBS ...")
+    p.add_argument("--configs", nargs="+", required=True, help="FAMILY:MODEL:MBS:GBS[:VPP] ...")
+    p.add_argument("--keep-traces", action="store_true",
+                   help="also write each rank's chrome trace to <out>/trace-<config>-rank<R>.json.gz")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--steps", type=int, default=3, help="profiled steps")
     p.add_argument("--seq", type=int, default=None,
@@ -105,7 +108,7 @@ def main():
     results = []
     sdpa_ctx = None
     for spec in args.configs:
-        fam, model_name, mbs, gbs = spec.split(":")
+        fam, model_name, mbs, gbs, *rest = spec.split(":")
         mfile = f"validation/models/{model_name}.json"
         mcfg = plans.load_model_json(mfile)
         if args.seq:
@@ -114,7 +117,9 @@ def main():
         if layout is None:
             continue
         tp, pp, dp, zero, sched = layout
-        c = plans.Config(fam, mcfg["name"], mfile, world, ["strong"], tp, pp, dp, zero, int(mbs), int(gbs), sched)
+        vpp = int(rest[0]) if rest else (2 if sched == "interleaved" else 1)
+        c = plans.Config(fam, mcfg["name"], mfile, world, ["strong"], tp, pp, dp, zero, int(mbs), int(gbs), sched,
+                         vpp=vpp)
         if sdpa_ctx is None:
             sdpa_ctx, note = train_step.probe_sdpa(torch, device, mcfg)
         dp_rank = 0 if c.pp > 1 else ctx.rank // c.tp
@@ -140,6 +145,13 @@ def main():
                "wall_s_per_step_profiled": round(sorted(walls)[len(walls) // 2], 6),
                "wall_s_per_step": round(sorted(plain)[len(plain) // 2], 6)}
         rec.update(analyse(path, args.steps))
+        if args.keep_traces:
+            import gzip
+            import shutil
+            os.makedirs(args.out, exist_ok=True)
+            name = spec.replace(":", "-")
+            with open(path, "rb") as src, gzip.open(os.path.join(args.out, f"trace-{name}-rank{rank}.json.gz"), "wb") as dst:
+                shutil.copyfileobj(src, dst)
         os.unlink(path)
         gathered = [None] * world
         dist.all_gather_object(gathered, rec)

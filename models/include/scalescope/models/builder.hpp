@@ -99,6 +99,33 @@ struct ScheduleStep {
 ///        (k mod pp*vpp) / pp (reversed for backward), micro-batch = (k / (pp*vpp)) * pp + k mod pp.
 std::vector<ScheduleStep> pipeline_order(Schedule schedule, int pp, int vpp, int stage, int microbatches);
 
+/// One entry of PyTorch's program for a pipeline rank under ScheduleInterleaved1F1B (torch 2.11
+/// torch.distributed.pipelining, run by _PipelineScheduleRuntime): a compute unit, or the send or
+/// receive of the activation (forward) or gradient (backward) of (local chunk, micro-batch) of that
+/// rank: for a send the chunk whose output it sends, for a receive the chunk that consumes it.
+struct TorchPipelineAction {
+  enum class Kind : std::uint8_t { compute, send, recv };
+  Kind kind = Kind::compute;
+  ScheduleStep step;
+  bool operator==(const TorchPipelineAction&) const = default;
+};
+
+/// PyTorch's interleaved-1F1B program of every rank (index = pipeline rank), as torch builds it:
+///  1. compute order with idle slots (_get_1f1b_rank_ops): `rank` idle slots, then warm-up forwards,
+///     w = min((vpp - 1) * r + 2 (pp - 1 - rank), m vpp) with r = m / max(1, m / pp) micro-batches per
+///     round, followed by (vpp pp + 2 (pp - 1 - rank)) - (w + rank) idle slots; then a forward and a
+///     backward per step; then an idle slot and a backward per step. Forward step k runs local chunk
+///     (k / r) mod vpp, backward step k chunk vpp - 1 - ((k - w) / r) mod vpp, micro-batches in order
+///     per chunk.
+///  2. communication (_add_send_recv): ranks take turns in rank order, each placing its next compute
+///     action when its input is there (the receive is already placed, or the producing unit ran on the
+///     same rank; idle slots always) and appending right after it the send of its output, while the
+///     matching receive is appended to the consumer rank's program at that moment.
+/// At run time every send and receive of a rank goes, in program order, to ONE NCCL stream (batched
+/// P2P uses the group's communicator): a receive posted early holds up the sends behind it.
+/// Needs microbatches to be a multiple of max(1, microbatches / pp) (torch raises otherwise).
+std::vector<std::vector<TorchPipelineAction>> torch_interleaved_program(int pp, int vpp, int microbatches);
+
 /// The task graph of one iteration. Checks the plan with validate(plan, model, cluster.num_gpus()).
 Expected<TaskGraph> build_task_graph(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
                                      const ComputeModel& compute, const BuildOptions& options = {});

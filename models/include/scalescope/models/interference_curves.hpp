@@ -12,7 +12,8 @@
 // that is a curve in the kernel's time. Memory-bound kernels have their own two curves, both in time.
 //
 // Curves: for every measured compute kernel, the median over its collectives (all_gather,
-// reduce_scatter, all_reduce; covered windows only) of each slowdown, at x = ln(m n) or ln(its alone
+// reduce_scatter, all_reduce; covered windows only; sendrecv rows are not used, see
+// counts_as_collective) of each slowdown, at x = ln(m n) or ln(its alone
 // time, median over its rows). Points with equal x are merged (median). Between points, y is
 // linear in x; beyond the first and last point it is held (no extrapolation).
 //   GEMM, batched b times:  slowed = G_slowed(ln(b m n)),   slows = G_slows(ln t)
@@ -50,6 +51,10 @@ struct InterferenceSample {
   std::optional<double> compute_slowdown;  ///< compute time beside / alone (when the window was covered)
   std::optional<double> coll_slowdown;     ///< collective time beside / alone (when covered)
 };
+
+/// True for the rows the model uses: all_gather, reduce_scatter and all_reduce. sendrecv rows (newer
+/// runs measure them too) are read but not used yet: transfers take the collectives' factors.
+bool counts_as_collective(const InterferenceSample& row);
 
 class InterferenceCurves {
  public:
