@@ -1,6 +1,7 @@
 // Pipeline schedules: the order of forward and backward passes on one stage (GPipe, 1F1B, interleaved).
 #include <algorithm>
 #include <cassert>
+#include <map>
 
 #include "scalescope/models/builder.hpp"
 
@@ -95,6 +96,45 @@ std::vector<Slot> torch_compute_slots(int pp, int vpp, int m, int rank) {
   return out;
 }
 
+// The lowering passes before the communication is placed (torch _prepare_schedule_with_comms): idle slots
+// dropped ("the timestep lock" is abandoned), FSDP UNSHARD / RESHARD actions added (_add_unshard_reshard,
+// at most 3 active stages) and a REDUCE_GRAD after each stage's last backward (_add_reduce_grad). The
+// added actions do nothing without FSDP but take their turn when the communication is placed: kept as
+// Slot{} (chunk -1) entries.
+std::vector<Slot> torch_lowered(const std::vector<Slot>& slots, int m) {
+  constexpr std::size_t kMaxActive = 3;
+  std::vector<Slot> acts;
+  for (const Slot& a : slots) {
+    if (a.chunk >= 0) acts.push_back(a);
+  }
+  std::vector<Slot> out;
+  std::vector<int> active;  // kept sorted: Python iterates a set of small ints in ascending order
+  std::map<int, int> backwards;
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    std::vector<int> next_n;
+    for (std::size_t j = i; j < acts.size() && next_n.size() < kMaxActive; ++j) {
+      if (std::find(next_n.begin(), next_n.end(), acts[j].chunk) == next_n.end()) next_n.push_back(acts[j].chunk);
+    }
+    std::vector<int> evict;
+    for (int v : active) {
+      if (std::find(next_n.begin(), next_n.end(), v) == next_n.end()) evict.push_back(v);
+    }
+    for (int v : evict) {
+      active.erase(std::find(active.begin(), active.end(), v));
+      out.push_back(Slot{});  // RESHARD
+    }
+    for (int v : next_n) {
+      if (std::find(active.begin(), active.end(), v) != active.end()) continue;
+      active.insert(std::upper_bound(active.begin(), active.end(), v), v);
+      out.push_back(Slot{});  // UNSHARD
+    }
+    out.push_back(acts[i]);
+    if (!acts[i].forward && ++backwards[acts[i].chunk] == m) out.push_back(Slot{});  // REDUCE_GRAD
+  }
+  for (std::size_t k = 0; k < active.size(); ++k) out.push_back(Slot{});  // RESHARD
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::vector<TorchPipelineAction>> torch_interleaved_program(int pp, int vpp, int m) {
@@ -102,7 +142,7 @@ std::vector<std::vector<TorchPipelineAction>> torch_interleaved_program(int pp, 
   const int last = pp * vpp - 1;
   using Kind = TorchPipelineAction::Kind;
   std::vector<std::vector<Slot>> compute;
-  for (int r = 0; r < pp; ++r) compute.push_back(torch_compute_slots(pp, vpp, m, r));
+  for (int r = 0; r < pp; ++r) compute.push_back(torch_lowered(torch_compute_slots(pp, vpp, m, r), m));
   // What each rank has placed: (kind, forward, global chunk, micro-batch) as one key.
   auto key = [&](Kind k, bool forward, int v, int mb) {
     return ((static_cast<long long>(mb) * (last + 1) + v) * 2 + (forward ? 1 : 0)) * 3 + static_cast<int>(k);
