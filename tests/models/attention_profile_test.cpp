@@ -5,17 +5,12 @@
 #include <cmath>
 
 #include "scalescope/models/compute_profile.hpp"
+#include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
 
-GpuSpec h200() {
-  GpuSpec g;
-  g.model = "H200 test";
-  g.hbm_bandwidth = GBps(4800);
-  g.peak.bf16 = TFLOPS(989.4);
-  return g;
-}
+GpuSpec h200() { return testing::h200_spec(); }
 
 // F_fwd of (b, H, s, d) causal = 4 b H s^2 d / 2.
 double fwd_flops(double b, double heads, double s, double d) { return 4.0 * b * heads * s * s * d / 2.0; }

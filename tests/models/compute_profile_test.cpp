@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "scalescope/models/compute_profile.hpp"
+#include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
@@ -10,13 +11,7 @@ namespace {
 const std::string kFile = std::string(SCALESCOPE_TEST_DATA) + "/profiles/compute_small.json";
 
 // The GPU the small profile was written for (datasheet numbers of an H100 SXM).
-GpuSpec h100() {
-  GpuSpec g;
-  g.model = "H100";
-  g.hbm_bandwidth = GBps(3350);
-  g.peak.bf16 = TFLOPS(989.4);
-  return g;
-}
+GpuSpec h100() { return testing::h100_spec("H100"); }
 
 TEST(ComputeProfile, ReadsGemmRowsBandwidthsAndLaunchOverhead) {
   auto p = load_compute_profile(kFile);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "scalescope/models/layer_costs.hpp"
+#include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
@@ -102,11 +103,7 @@ TEST(EagerCosts, HeadCrossEntropyIsFp32OverTheVocabulary) {
 
 TEST(EagerCosts, EagerOptimizerIsFusedAdamWAt28BytesPerParameter) {
   // 1e9 parameters x 28 B at the datasheet elementwise bandwidth 4800e9 * 0.7 (assumed) = 8.333 ms, one kernel.
-  GpuSpec g;
-  g.model = "H200 test";
-  g.hbm_bandwidth = GBps(4800);
-  g.peak.bf16 = TFLOPS(989.4);
-  auto m = ComputeModel::datasheet(g);
+  auto m = ComputeModel::datasheet(testing::h200_spec());
   ASSERT_TRUE(m.has_value());
   m->set_framework(KernelFramework::pytorch_eager);
   const PhaseCost c = optimizer_cost(1e9, Precision::mixed, *m);
@@ -117,11 +114,7 @@ TEST(EagerCosts, EagerOptimizerIsFusedAdamWAt28BytesPerParameter) {
 TEST(EagerCosts, EagerBandwidthFactorSlowsOnlyTheEagerTableKernels) {
   // 1 GB of eager-table bytes at 4800e9 * 0.7 (assumed elementwise) x 0.5 = 1.68e12 B/s -> 0.595 ms, provenance
   // fitted once the factor has a source; a plain memory-bound kernel stays at 4800e9 * 0.7 -> 0.298 ms.
-  GpuSpec g;
-  g.model = "H200 test";
-  g.hbm_bandwidth = GBps(4800);
-  g.peak.bf16 = TFLOPS(989.4);
-  auto m = ComputeModel::datasheet(g);
+  auto m = ComputeModel::datasheet(testing::h200_spec());
   ASSERT_TRUE(m.has_value());
   m->set_eager_bandwidth_factor(0.5, "test fit");
   EXPECT_NEAR(m->eager_memory_bound(Bytes(1e9)).time.value, 1e9 / (4800e9 * 0.7 * 0.5), 1e-15);

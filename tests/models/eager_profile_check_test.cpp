@@ -11,6 +11,7 @@
 #include "scalescope/models/layer_costs.hpp"
 #include "scalescope/models/model_spec.hpp"
 #include "scalescope/models/plan.hpp"
+#include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
@@ -36,10 +37,7 @@ StepKinds predict_kinds(const ModelSpec& s, const Plan& p, const ComputeModel& m
 }
 
 ComputeModel h200_eager() {
-  GpuSpec g;  // H200 SXM datasheet: 989.4 TFLOP/s bf16 dense, 4.8 TB/s HBM3e (only the peak clamp is used)
-  g.model = "H200";
-  g.hbm_bandwidth = GBps(4800);
-  g.peak.bf16 = TFLOPS(989.4);
+  const GpuSpec g = testing::h200_spec("H200");  // only the peak clamp is used
   auto prof = load_compute_profile("calibrate/profiles/h200x4.json");
   EXPECT_TRUE(prof.has_value()) << prof.error().str();
   auto m = ComputeModel::with_profile(g, std::move(prof).value());

@@ -11,6 +11,7 @@
 #include "scalescope/models/builder.hpp"
 #include "scalescope/models/interference_curves.hpp"
 #include "scalescope/models/layer_costs.hpp"
+#include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
@@ -90,19 +91,13 @@ TEST(InterferenceCurves, NothingMeasuredMeansNoInterference) {
   EXPECT_EQ(gemm_only.gemm(1, microseconds(10)).slowed, 2.0);
 }
 
-GpuSpec h200() {
-  GpuSpec g;
-  g.model = "H200";
-  g.hbm_bandwidth = GBps(4800);
-  g.peak.bf16 = TFLOPS(989.4);
-  return g;
-}
+using testing::h200_spec;
 
 ComputeModel model_with_rows() {
   ComputeProfile p;
   p.source = "test.json";
   p.interference = rows();
-  return ComputeModel::with_profile(h200(), p).value();
+  return ComputeModel::with_profile(h200_spec(), p).value();
 }
 
 TEST(InterferenceCurves, KernelCostsCarryTheirFactorsUntilReplaced) {
@@ -126,7 +121,7 @@ TEST(InterferenceCurves, KernelCostsCarryTheirFactorsUntilReplaced) {
 // A phase's factors are its kernels' time-weighted ones; a launch gap (host slower than the kernel)
 // counts with factor 1. Datasheet model: launch overhead 5 us.
 TEST(InterferenceCurves, PhaseCostWeightsKernelsByTime) {
-  const ComputeModel m = ComputeModel::datasheet(h200()).value();
+  const ComputeModel m = ComputeModel::datasheet(h200_spec()).value();
   PhaseCost p;
   p.add_kernel(m, KernelCost(microseconds(10), Provenance::measured, {2.0, 1.5}));
   p.add_kernel(m, KernelCost(microseconds(30), Provenance::measured, {1.0, 2.5}));

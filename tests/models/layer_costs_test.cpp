@@ -3,17 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "scalescope/models/layer_costs.hpp"
+#include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
 
-GpuSpec a100() {
-  GpuSpec g;
-  g.model = "A100 test";
-  g.hbm_bandwidth = GBps(2039);
-  g.peak.bf16 = TFLOPS(312);
-  return g;
-}
+GpuSpec a100() { return testing::a100_spec(); }
 
 ComputeModel model_without_launch_cost() {
   ComputeAssumptions a;

@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plans  # noqa: E402
+import train_step  # noqa: E402  (stdlib and plans only at import time)
 
 FLAGS = ["--cluster", "hgx-h200-4", "--framework", "pytorch-eager", "--eager-bandwidth-factor", "0.7755",
          "--host-cost", "validation/profiles/h200-torch/host_dispatch.json", "--format", "json"]
@@ -52,11 +53,7 @@ def main():
            "command": "scalescope simulate --model MODEL --plan PLAN --calibration " + a.calibration + " " +
                       " ".join(FLAGS),
            "rows": rows}
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.out)
+    train_step.write_json(os.path.abspath(a.out), doc)  # atomic
 
 
 if __name__ == "__main__":
