@@ -8,7 +8,8 @@
 // Streams per rank: 0 compute (compute and the TP/SP collectives, which sit on its critical path as in
 // Megatron without TP overlap), 1 gradient sync (DP all-reduce / ZeRO reduce-scatter and all-gather,
 // tied-embedding all-reduce), 2 / 3 PP send / recv of activations, 4 / 5 PP send / recv of gradients,
-// 6 ZeRO-3 parameter all-gathers (prefetch).
+// 6 ZeRO-3 parameter all-gathers (prefetch). Exception: eager-PyTorch kernels with the interleaved
+// schedule run PyTorch's own program (torch_interleaved_program), every PP transfer on stream 2 in its order.
 //
 // Per micro-batch and model chunk: a forward unit (recv activations, compute, TP collectives, send)
 // and a backward unit (recv gradients, recompute, compute, TP collectives, send), ordered on the
