@@ -7,7 +7,7 @@ simulator's predictions. One scalar is fitted, on the single-GPU runs of the h20
 fraction of the measured elementwise bandwidth that eager-PyTorch memory-bound kernels reach
 (`--eager-bandwidth-factor`); every multi-GPU point is out of sample.
 """
-import json, statistics, subprocess, sys, os, collections, re
+import json, statistics, subprocess, sys, os, collections, re, functools
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/cli/scalescope"
 FRAMEWORK = "pytorch-eager"  # what validation/harness runs: autocast over fp32 params; FSDP2 bf16 for zero=2/3
@@ -28,6 +28,7 @@ BLINDS = [("llama-7b", "validation/h200x4-llama7b/predicted-before-measuring.jso
 FIT_SET = "h200x4"
 
 
+@functools.lru_cache(maxsize=None)  # the sections below ask for the same sets again: one scaling run each
 def run(measured, calib, factor, source="", extra=()):
     cmd = [BIN, "scaling", "--measured", measured, "--calibration", calib, "--framework", FRAMEWORK,
            "--eager-bandwidth-factor", repr(factor), "--host-cost", HOST_COST, "--format", "json", *extra]
@@ -136,7 +137,7 @@ for name, measured, calib in SETS:
     curves = run(measured, calib, FACTOR, SOURCE)
     points = points_of(curves)
     raw = {p["file"]: p for f, m, p in points_of(run(measured, calib, 1.0))}
-    noint = {p["file"]: p for f, m, p in points_of(run(measured, calib, FACTOR, SOURCE, ["--no-interference"]))}
+    noint = {p["file"]: p for f, m, p in points_of(run(measured, calib, FACTOR, SOURCE, ("--no-interference",)))}
     multi = [(f, m, p) for f, m, p in points if p["gpus"] > 1]
     RANKED.append((calib, points))  # ranked per machine kind: the sets measured on one kind compete
     lines += [f"## {name}: {len(points)} measured points ({len(multi)} on 2+ GPUs)", "",
@@ -228,7 +229,9 @@ for title, blind_file, measured_dir, what in BLINDS:
               "| run | predicted before (s) | measured (s) | error | predicted now (s) | error now |",
               "|---|---:|---:|---:|---:|---:|"]
     errs, errs_now = [], []
-    now = {os.path.basename(p["file"]): p for _, _, p in points_of(run(measured_dir, "h200x4", FACTOR, SOURCE))} \
+    calib_of = {d: c for _, d, c in SETS}
+    now = {os.path.basename(p["file"]): p
+           for _, _, p in points_of(run(measured_dir, calib_of.get(measured_dir, "h200x4"), FACTOR, SOURCE))} \
         if os.path.isdir(measured_dir) else {}
     for r in blind["rows"]:
         f = os.path.join(measured_dir, os.path.basename(r["file"]))

@@ -280,16 +280,28 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
   if (!first) pp_send(s, v, lab);
 }
 
+TaskId RankEmitter::add_pp_recv(const ScheduleStep& s, int v, int stream, TaskLabels lab) {
+  return s.forward ? g_.add_recv(rank_, stream, TaskCategory::pp_comm, "pp recv activations", prev_, Bytes(c_.pp_bytes),
+                                 tag(v, true), lab)
+                   : g_.add_recv(rank_, stream, TaskCategory::pp_comm, "pp recv gradients", next_, Bytes(c_.pp_bytes),
+                                 tag(v, false), lab);
+}
+
+void RankEmitter::add_pp_send(const ScheduleStep& s, int v, int stream, TaskId after, TaskLabels lab) {
+  const TaskId send = s.forward ? g_.add_send(rank_, stream, TaskCategory::pp_comm, "pp send activations", next_,
+                                              Bytes(c_.pp_bytes), tag(v + 1, true), lab)
+                                : g_.add_send(rank_, stream, TaskCategory::pp_comm, "pp send gradients", prev_,
+                                              Bytes(c_.pp_bytes), tag(v - 1, false), lab);
+  g_.precede(after, send);
+}
+
 TaskId RankEmitter::pp_recv(const ScheduleStep& s, int v, TaskLabels lab) {
   if (!c_.torch_program.empty()) {
     const auto it = placed_recv_.find({s.forward, s.chunk, s.microbatch});
     assert(it != placed_recv_.end() && "torch program: a unit runs before its receive is placed");
     return it->second;
   }
-  return s.forward ? g_.add_recv(rank_, kStreamRecvFwd, TaskCategory::pp_comm, "pp recv activations", prev_,
-                                 Bytes(c_.pp_bytes), tag(v, true), lab)
-                   : g_.add_recv(rank_, kStreamRecvBwd, TaskCategory::pp_comm, "pp recv gradients", next_,
-                                 Bytes(c_.pp_bytes), tag(v, false), lab);
+  return add_pp_recv(s, v, s.forward ? kStreamRecvFwd : kStreamRecvBwd, lab);
 }
 
 void RankEmitter::pp_send(const ScheduleStep& s, int v, TaskLabels lab) {
@@ -297,11 +309,7 @@ void RankEmitter::pp_send(const ScheduleStep& s, int v, TaskLabels lab) {
     unit_end_[{s.forward, s.chunk, s.microbatch}] = last_compute_;
     return;
   }
-  const TaskId send = s.forward ? g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send activations",
-                                              next_, Bytes(c_.pp_bytes), tag(v + 1, true), lab)
-                                : g_.add_send(rank_, kStreamSendBwd, TaskCategory::pp_comm, "pp send gradients",
-                                              prev_, Bytes(c_.pp_bytes), tag(v - 1, false), lab);
-  g_.precede(last_compute_, send);
+  add_pp_send(s, v, s.forward ? kStreamSendFwd : kStreamSendBwd, last_compute_, lab);
 }
 
 // Every send and receive of the rank on one stream (kStreamSendFwd), in the program's order: PyTorch
@@ -320,20 +328,11 @@ void RankEmitter::emit_torch_program() {
           backward_unit(s);
         }
         break;
-      case TorchPipelineAction::Kind::send: {
-        const TaskId t = s.forward ? g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send activations",
-                                                 next_, Bytes(c_.pp_bytes), tag(v + 1, true), lab)
-                                   : g_.add_send(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp send gradients",
-                                                 prev_, Bytes(c_.pp_bytes), tag(v - 1, false), lab);
-        g_.precede(unit_end_.at({s.forward, s.chunk, s.microbatch}), t);
+      case TorchPipelineAction::Kind::send:
+        add_pp_send(s, v, kStreamSendFwd, unit_end_.at({s.forward, s.chunk, s.microbatch}), lab);
         break;
-      }
       case TorchPipelineAction::Kind::recv:
-        placed_recv_[{s.forward, s.chunk, s.microbatch}] =
-            s.forward ? g_.add_recv(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp recv activations", prev_,
-                                    Bytes(c_.pp_bytes), tag(v, true), lab)
-                      : g_.add_recv(rank_, kStreamSendFwd, TaskCategory::pp_comm, "pp recv gradients", next_,
-                                    Bytes(c_.pp_bytes), tag(v, false), lab);
+        placed_recv_[{s.forward, s.chunk, s.microbatch}] = add_pp_recv(s, v, kStreamSendFwd, lab);
         break;
     }
   }

@@ -69,6 +69,9 @@ class RankEmitter {
   TaskId pp_recv(const ScheduleStep& s, int v, TaskLabels lab);
   /// After a unit: its send, or (torch program) remember the unit's end for the send placed later.
   void pp_send(const ScheduleStep& s, int v, TaskLabels lab);
+  /// The PP receive / send of unit `s` (virtual stage v) on `stream`; the send waits for `after`.
+  TaskId add_pp_recv(const ScheduleStep& s, int v, int stream, TaskLabels lab);
+  void add_pp_send(const ScheduleStep& s, int v, int stream, TaskId after, TaskLabels lab);
   SyncMode sync_mode(int microbatch) const;
   bool split_unit(int microbatch, bool forward) const;
 

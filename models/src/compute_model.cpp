@@ -251,8 +251,8 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
 
 KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, Flops flops, Bytes io,
                                    std::string_view dtype) const {
-  KernelCost c = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io)
-                     .value_or(attention(flops, io, dtype));
+  auto measured = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io);
+  KernelCost c = measured ? *measured : attention(flops, io, dtype);
   c.interference = curves_.attention(shape.batch, shape.heads, shape.seq, c.time);
   return c;
 }
