@@ -67,7 +67,8 @@ inline void add_framework_options(CLI::App* sub, FrameworkOptions& o) {
   sub->add_option("--host-cost", o.host_cost,
                   "Measured host (CPU) time to issue one layer's kernels per micro-batch (scalescope.host_dispatch/1, "
                   "e.g. validation/profiles/h200-torch/host_dispatch.json): the GPU waits when the framework cannot "
-                  "launch work fast enough (eager PyTorch + DTensor TP)");
+                  "launch work fast enough (eager PyTorch + DTensor TP). Host speed differs between machines of one kind "
+                  "by up to 1.8x: measure it on the machine that will run (validation/harness/host_dispatch.py)");
   sub->add_flag("--no-interference", o.no_interference,
                 "Ignore the profile's measured compute-communication interference (NVLink collectives and the compute "
                 "beside them slowing each other): overlapped communication is then free, as before 2026-11-21");

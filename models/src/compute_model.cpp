@@ -330,6 +330,11 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
     out.push_back({"host_per_layer_microbatch_module", host_cost_->module.value * 1e3, "ms", Provenance::measured, src});
     out.push_back({"host_per_layer_microbatch_tensor_parallel", host_cost_->tensor_parallel.value * 1e3, "ms",
                    Provenance::measured, src});
+    for (const auto& [processes, cost] : host_cost_->tensor_parallel_by_processes) {
+      out.push_back({"host_per_layer_microbatch_tensor_parallel_" + std::to_string(processes) + "_processes",
+                     cost.value * 1e3, "ms",
+                     Provenance::measured, src});
+    }
   }
   return out;
 }

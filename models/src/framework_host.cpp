@@ -1,9 +1,22 @@
 // Loader of the framework host-cost file (format in framework_host.hpp).
 #include "scalescope/models/framework_host.hpp"
 
+#include <charconv>
+#include <cstdlib>
+
 #include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::models {
+
+Seconds FrameworkHostCost::for_plan(const Plan& plan, int processes_on_host) const {
+  if (plan.tp <= 1) return module;
+  const std::map<int, Seconds>::value_type* best = nullptr;
+  for (const auto& entry : tensor_parallel_by_processes) {
+    // iterating in ascending count, `<=` lets the larger of two equally near counts win
+    if (!best || std::abs(entry.first - processes_on_host) <= std::abs(best->first - processes_on_host)) best = &entry;
+  }
+  return best ? best->second : tensor_parallel;
+}
 
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path) {
   auto doc = read_json_file(path);
@@ -20,9 +33,19 @@ Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path) {
     c.source = path;
     c.framework = root.get_string("framework", "");
     const JsonCursor per = root.at("per_layer_microbatch_s");
-    per.expect_keys({"module", "tensor_parallel"});
+    per.expect_keys({"module", "tensor_parallel", "tensor_parallel_by_processes"});
     c.module = Seconds(per.get_positive("module"));
     c.tensor_parallel = Seconds(per.get_positive("tensor_parallel"));
+    if (per.has("tensor_parallel_by_processes")) {
+      for (const auto& [key, value] : per.at("tensor_parallel_by_processes").members()) {
+        int processes = 0;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), processes);
+        if (ec != std::errc{} || end != key.data() + key.size() || processes < 1) {
+          value.fail("expected a process count (an integer >= 1) as the key, got \"" + key + "\"");
+        }
+        c.tensor_parallel_by_processes[processes] = Seconds(value.as_positive_number());
+      }
+    }
     return c;
   });
 }

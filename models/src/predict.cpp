@@ -1,6 +1,8 @@
 // predict(): build + simulate + summarise one iteration (formulas in predict.hpp).
 #include "scalescope/models/predict.hpp"
 
+#include <algorithm>
+
 #include "scalescope/models/counts.hpp"
 #include "scalescope/sim/host_dispatch.hpp"
 
@@ -18,7 +20,10 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
   auto graph = build_task_graph(model, plan, cluster, compute, bo);
   if (!graph) return graph.error();
-  if (host) add_host_dispatch(*graph, host->for_plan(plan), graph->stream_bound());
+  if (host) {
+    const int processes_on_host = std::min(plan.tp * plan.pp * plan.dp, cluster.gpus_per_node());
+    add_host_dispatch(*graph, host->for_plan(plan, processes_on_host), graph->stream_bound());
+  }
   SimOptions so;
   so.fidelity = o.fidelity;
   so.observers = o.observers;

@@ -24,9 +24,9 @@ TEST(FrameworkHost, ReadsTheMeasuredH200File) {
   EXPECT_NEAR(c->tensor_parallel.value, 1.677216 / 256, 1e-6);
   Plan p;
   p.tp = 2;
-  EXPECT_EQ(c->for_plan(p).value, c->tensor_parallel.value);
+  EXPECT_EQ(c->for_plan(p, 2).value, c->tensor_parallel.value);
   p.tp = 1;
-  EXPECT_EQ(c->for_plan(p).value, c->module.value);
+  EXPECT_EQ(c->for_plan(p, 2).value, c->module.value);
 }
 
 TEST(FrameworkHost, ErrorsNameTheFileAndTheField) {
@@ -39,6 +39,36 @@ TEST(FrameworkHost, ErrorsNameTheFileAndTheField) {
   auto zero = load_framework_host_cost(kData + "zero.json");
   ASSERT_FALSE(zero.has_value());
   EXPECT_NE(zero.error().str().find("module"), std::string::npos) << zero.error().str();
+}
+
+TEST(FrameworkHost, TensorParallelCostPicksTheNearestMeasuredProcessCount) {
+  FrameworkHostCost c{"test", "test", Seconds(1e-3), Seconds(8e-3), {{2, Seconds(8e-3)}, {4, Seconds(10e-3)}}};
+  Plan p;
+  p.tp = 1;
+  EXPECT_EQ(c.for_plan(p, 4).value, 1e-3);  // no TP: the module cost, whatever the count
+  p.tp = 2;
+  EXPECT_EQ(c.for_plan(p, 2).value, 8e-3);
+  EXPECT_EQ(c.for_plan(p, 4).value, 10e-3);  // TP=2 x DP=2: four processes
+  EXPECT_EQ(c.for_plan(p, 8).value, 10e-3);  // nearest measured: 4
+  EXPECT_EQ(c.for_plan(p, 3).value, 10e-3);  // 2 and 4 equally near: the larger
+  c.tensor_parallel_by_processes.clear();    // no counts: the one TP value
+  EXPECT_EQ(c.for_plan(p, 3).value, 8e-3);
+}
+
+TEST(FrameworkHost, ReadsTheSession7LeaseFileWithItsProcessCounts) {
+  // validation/h200x4-tp-lease7/host-seq256: profile_step.py --timing-only --seq 256, llama-1b
+  // mbs 1 gbs 16 (16 micro-batches x 16 layers = 256): single GPU 0.556184 s, TP=2 2.114483 s,
+  // TP=4 2.503792 s (rank 0; the file takes rank 0's wall).
+  auto c = load_framework_host_cost("validation/h200x4-tp-lease7/host_dispatch.json");
+  ASSERT_TRUE(c.has_value()) << c.error().str();
+  EXPECT_NEAR(c->module.value, 0.556184 / 256, 1e-6);
+  EXPECT_NEAR(c->tensor_parallel.value, 2.114483 / 256, 1e-6);
+  ASSERT_EQ(c->tensor_parallel_by_processes.size(), 2u);
+  EXPECT_NEAR(c->tensor_parallel_by_processes.at(4).value, 2.503792 / 256, 1e-6);
+  auto bad = load_framework_host_cost(kData + "bad_processes.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().str().find("tensor_parallel_by_processes"), std::string::npos) << bad.error().str();
+  EXPECT_NE(bad.error().str().find("\"two\""), std::string::npos) << bad.error().str();
 }
 
 struct Inputs {
@@ -64,7 +94,7 @@ TEST(FrameworkHost, SlowHostBoundsTheStepFromBelow) {
   o.build.per_layer_tasks = true;  // as with a host cost, so that the GPU work is the same
   auto plain = predict(s.model, s.plan, s.cluster, coll, *compute, o);
   ASSERT_TRUE(plain.has_value()) << plain.error().str();
-  o.host = FrameworkHostCost{"test", "test", Seconds(1e-3), Seconds(20e-3)};
+  o.host = FrameworkHostCost{"test", "test", Seconds(1e-3), Seconds(20e-3), {}};
   auto hosted = predict(s.model, s.plan, s.cluster, coll, *compute, o);
   ASSERT_TRUE(hosted.has_value()) << hosted.error().str();
   // 16 micro-batches x 16 layers x 20 ms = 5.12 s of host time per rank: the step cannot be

@@ -7,6 +7,11 @@ interleaved only, default 2). Writes <out>/profile-n<N>.json with,
 per config and per rank: wall step time, summed kernel time per category (gemm, attention, nccl, optimizer,
 elementwise, copy), the GPU busy time (union of kernel intervals) and kernel counts, plus the top kernels.
 This is the data the compute model's framework-overhead terms are checked against (not fitted to).
+
+Two passes: first every config's unprofiled wall time (`wall_s_per_step`), before torch.profiler has run in the
+process; then every config profiled, followed by unprofiled steps again (`wall_s_per_step_after_profiler`: CUPTI
+stays attached after the profiler, so host-bound steps run slower there; sessions before 2026-11-21 #7 timed only
+after the profiler).
 """
 import argparse
 import collections
@@ -88,6 +93,8 @@ def main():
                    help="also write each rank's chrome trace to <out>/trace-<config>-rank<R>.json.gz")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--steps", type=int, default=3, help="profiled steps")
+    p.add_argument("--timing-only", action="store_true",
+                   help="time the unprofiled steps only (pass 1); no torch.profiler, no kernel breakdown")
     p.add_argument("--seq", type=int, default=None,
                    help="override the model's seq_len (short sequences leave the GPU idle: wall ~ host time)")
     args = p.parse_args()
@@ -106,8 +113,10 @@ def main():
                             world_size=world)
     ctx = parallel.Ctx(device, rank, world)
     results = []
-    sdpa_ctx = None
-    for spec in args.configs:
+    probe = {}
+
+    def build(spec):
+        """The runner of one FAMILY:MODEL:MBS:GBS[:VPP] spec (None when the family does not fit this world)."""
         fam, model_name, mbs, gbs, *rest = spec.split(":")
         mfile = f"validation/models/{model_name}.json"
         mcfg = plans.load_model_json(mfile)
@@ -115,35 +124,65 @@ def main():
             mcfg = dict(mcfg, seq_len=args.seq)
         layout = plans.family_layout(fam, world)
         if layout is None:
-            continue
+            return None, None, None
         tp, pp, dp, zero, sched = layout
         vpp = int(rest[0]) if rest else (2 if sched == "interleaved" else 1)
         c = plans.Config(fam, mcfg["name"], mfile, world, ["strong"], tp, pp, dp, zero, int(mbs), int(gbs), sched,
                          vpp=vpp)
-        if sdpa_ctx is None:
-            sdpa_ctx, note = train_step.probe_sdpa(torch, device, mcfg)
+        if not probe:
+            probe["ctx"], probe["note"] = train_step.probe_sdpa(torch, device, mcfg)
         dp_rank = 0 if c.pp > 1 else ctx.rank // c.tp
         g = torch.Generator(device=device).manual_seed(1234 + dp_rank)
         shape = (c.gbs // c.dp, mcfg["seq_len"])
         tokens = torch.randint(0, mcfg["vocab"], shape, generator=g, device=device)
         labels = torch.randint(0, mcfg["vocab"], shape, generator=g, device=device)
         runner = parallel.build(c, mcfg, ctx, tokens, labels)
-        with sdpa_ctx():
+        with probe["ctx"]():
             for _ in range(args.warmup):
                 runner.step()
-            torch.cuda.synchronize()
-            dist.barrier()
-            from torch.profiler import ProfilerActivity, profile
+        torch.cuda.synchronize()
+        dist.barrier()
+        return runner, c, mcfg
+
+    # Pass 1: unprofiled wall time of every config, before torch.profiler has run in this process. Once the
+    # profiler has run, CUPTI stays attached (kineto does not finalize it) and every later kernel launch costs more
+    # host time, 10-20% by pytorch/pytorch#144455; host-bound steps would be timed slow.
+    plain = {}
+    for spec in args.configs:
+        runner, c, mcfg = build(spec)
+        if runner is None:
+            continue
+        with probe["ctx"]():
+            plain[spec] = timed_steps(torch, dist, runner, args.steps)
+        if args.timing_only:
+            walls = sorted(plain[spec])
+            rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
+                   "wall_s_per_step": round(walls[len(walls) // 2], 6), "wall_s_steps": [round(w, 6) for w in plain[spec]]}
+            gathered = [None] * world
+            dist.all_gather_object(gathered, rec)
+            if rank == 0:
+                results.append(gathered)
+                print(f"{spec}: wall {rec['wall_s_per_step']:.4f} s (steps {rec['wall_s_steps']})", file=sys.stderr, flush=True)
+        runner = None
+        torch.cuda.empty_cache()
+    from torch.profiler import ProfilerActivity, profile
+    # Pass 2: profiled steps, then unprofiled steps again (after the profiler: the CUPTI overhead, for the record).
+    for spec in args.configs if not args.timing_only else []:
+        runner, c, mcfg = build(spec)
+        if runner is None:
+            continue
+        with probe["ctx"]():
             with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
                 walls = timed_steps(torch, dist, runner, args.steps)
-            # unprofiled wall time too: the profiler adds host overhead per op
-            plain = timed_steps(torch, dist, runner, args.steps)
+            after = timed_steps(torch, dist, runner, args.steps)
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
             path = tmp.name
         prof.export_chrome_trace(path)
+        med = lambda xs: round(sorted(xs)[len(xs) // 2], 6)  # noqa: E731
         rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
-               "wall_s_per_step_profiled": round(sorted(walls)[len(walls) // 2], 6),
-               "wall_s_per_step": round(sorted(plain)[len(plain) // 2], 6)}
+               "wall_s_per_step_profiled": med(walls),
+               "wall_s_per_step": med(plain[spec]),
+               "wall_s_per_step_after_profiler": med(after)}
         rec.update(analyse(path, args.steps))
         if args.keep_traces:
             import gzip
@@ -158,14 +197,14 @@ def main():
         if rank == 0:
             results.append(gathered)
             r0 = gathered[0]
-            print(f"{spec}: wall {r0['wall_s_per_step']:.4f} s, busy {r0['gpu_busy_s_per_step']:.4f} s, "
-                  f"{r0['kernel_s_per_step']}", file=sys.stderr, flush=True)
+            print(f"{spec}: wall {r0['wall_s_per_step']:.4f} s (after the profiler {r0['wall_s_per_step_after_profiler']:.4f} s), "
+                  f"busy {r0['gpu_busy_s_per_step']:.4f} s, {r0['kernel_s_per_step']}", file=sys.stderr, flush=True)
         runner = None
         torch.cuda.empty_cache()
     if rank == 0:
         os.makedirs(args.out, exist_ok=True)
         doc = {"gpu": torch.cuda.get_device_name(device), "torch": torch.__version__, "world": world,
-               "sdpa": note if sdpa_ctx else None, "steps": args.steps, "results": results}
+               "sdpa": probe.get("note"), "steps": args.steps, "results": results}
         with open(os.path.join(args.out, f"profile-n{world}.json"), "w") as f:
             json.dump(doc, f, indent=1)
     dist.destroy_process_group()

@@ -5,6 +5,7 @@
 // DTensor tensor parallelism on small ones).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "scalescope/models/plan.hpp"
@@ -18,13 +19,20 @@ struct FrameworkHostCost {
   std::string framework;  ///< e.g. "PyTorch 2.11.0+cu130 eager, validation/harness ..."
   Seconds module;           ///< per layer and micro-batch, plain modules (single, DDP, ZeRO, PP)
   Seconds tensor_parallel;  ///< per layer and micro-batch with tensor parallelism (DTensor)
+  /// Optional: the tensor-parallel cost measured with N training processes on the host. DTensor's
+  /// host time per layer grows with how many ranks share the host's CPUs, not with the TP degree:
+  /// on one lease 8.3 ms with 2 processes (TP=2), 9.8 ms with 4 (TP=4 and TP=2 x DP=2 alike).
+  std::map<int, Seconds> tensor_parallel_by_processes;
 
-  /// The cost that applies to `plan`'s layers.
-  Seconds for_plan(const Plan& plan) const { return plan.tp > 1 ? tensor_parallel : module; }
+  /// The cost that applies to `plan`'s layers when `processes_on_host` ranks run on each host:
+  /// `module` without TP; with TP the cost measured at the process count nearest to it (ties: the
+  /// larger), or `tensor_parallel` when none is given.
+  Seconds for_plan(const Plan& plan, int processes_on_host) const;
 };
 
 /// Reads a `scalescope.host_dispatch/1` file (keys: schema, framework, per_layer_microbatch_s
-/// {module, tensor_parallel} in seconds, > 0; other documentation keys are kept out of the model).
+/// {module, tensor_parallel, optional tensor_parallel_by_processes {"<N>": s}} in seconds, > 0,
+/// process counts integers >= 1; other documentation keys are kept out of the model).
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path);
 
 }  // namespace scalescope::models
