@@ -128,6 +128,18 @@ Json provenance_json(const Loaded& l, const models::Prediction& p) {
 
 std::string percent(double f) { return fixed(100.0 * f, 1) + " %"; }
 
+/// A note when the host bounds the step (more than 10% of it waits for kernel launches): that share rests on
+/// a host cost measured on one machine, and host speed differs between machines of one kind.
+std::string host_bound_note(const Loaded& l, const models::Prediction& p) {
+  const Breakdown& b = p.sim.breakdown;
+  const double share = b.total.value > 0 ? b[BreakdownPart::host_wait].value / b.total.value : 0.0;
+  if (share <= 0.10 || !l.compute->host_cost()) return {};
+  return "host-bound: " + percent(share) + " of the step waits for the host to launch kernels, priced with the host "
+         "cost in " + l.compute->host_cost()->source + "; host speed differed by up to 1.8x between leases of one "
+         "machine kind (validation/REPORT.md), so measure it on the machine that will run the plan "
+         "(validation/harness/host_dispatch.py)";
+}
+
 std::string text_report(const SimulateOptions& o, const Loaded& l, const models::Prediction& p) {
   const Cluster& c = *l.cluster;
   const bool sym = p.sim.ranks.size() < static_cast<std::size_t>(l.plan.gpus());
@@ -184,6 +196,7 @@ std::string text_report(const SimulateOptions& o, const Loaded& l, const models:
   out += "  collectives: " + l.collective_source + "\n";
   for (const auto& n : p.check.notes) out += "note: " + n + "\n";
   if (!l.gpu_note.empty()) out += "note: " + l.gpu_note + "\n";
+  if (const std::string n = host_bound_note(l, p); !n.empty()) out += "note: " + n + "\n";
   return out;
 }
 
@@ -251,6 +264,7 @@ int run(const SimulateOptions& o) {
               {"provenance", provenance_json(l, p)},
               {"notes", p.check.notes}};
     if (!l.gpu_note.empty()) j["notes"].push_back(l.gpu_note);
+    if (const std::string n = host_bound_note(l, p); !n.empty()) j["notes"].push_back(n);
     print_stdout(j.dump(2));
     return 0;
   }
