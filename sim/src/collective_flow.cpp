@@ -30,7 +30,7 @@ struct FlowRun : std::enable_shared_from_this<FlowRun> {
     auto self = shared_from_this();
     for (std::uint32_t r = 0; r < flows; ++r) {
       const auto route = pattern->route(r);
-      network->start(std::vector<int>(route.begin(), route.end()), Bytes(phase_bytes[phase]),
+      network->start(route, Bytes(phase_bytes[phase]),
                      [self](FlowId) { self->flow_done(); }, Seconds(phase_latency_s[phase]), BytesPerSecond(cap));
     }
   }

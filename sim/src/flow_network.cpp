@@ -39,7 +39,7 @@ FlowNetwork::~FlowNetwork() {
   }
 }
 
-FlowId FlowNetwork::start(std::vector<int> resources, Bytes size, DoneFn on_done, Seconds latency,
+FlowId FlowNetwork::start(std::span<const int> resources, Bytes size, DoneFn on_done, Seconds latency,
                           BytesPerSecond rate_cap) {
   assert(size.value >= 0.0 && "FlowNetwork::start: negative size");
   assert(latency.value >= 0.0 && "FlowNetwork::start: negative latency");
@@ -60,8 +60,8 @@ FlowId FlowNetwork::start(std::vector<int> resources, Bytes size, DoneFn on_done
     flows_.emplace_back();
   }
   Flow& fl = flows_[f];
-  fl.route = std::move(resources);
-  fl.pos.assign(fl.route.size(), 0);
+  fl.hops.clear();
+  for (const int r : resources) fl.hops.push_back(Hop{r, 0});
   fl.on_done = std::move(on_done);
   fl.size = size.value;
   fl.remaining = size.value;
@@ -112,9 +112,9 @@ void FlowNetwork::begin_transfer(std::uint32_t f) {
     return;
   }
   fl.state = State::transferring;
-  for (std::size_t k = 0; k < fl.route.size(); ++k) {
-    const int r = fl.route[k];
-    fl.pos[k] = static_cast<std::uint32_t>(users_[r].size());
+  for (std::size_t k = 0; k < fl.hops.size(); ++k) {
+    const int r = fl.hops[k].resource;
+    fl.hops[k].pos = static_cast<std::uint32_t>(users_[r].size());
     users_[r].push_back(User{f, static_cast<std::uint32_t>(k)});
     mark_dirty(r);
   }
@@ -196,13 +196,13 @@ void FlowNetwork::finish(std::uint32_t f) {
       // bytes left as of last_update are exactly what moved since.
       const double moved = std::max(fl.remaining, 0.0);
       bool others = false;
-      for (std::size_t k = 0; k < fl.route.size(); ++k) {
-        const int r = fl.route[k];
+      for (const Hop& hop : fl.hops) {
+        const int r = hop.resource;
         carried_[r] += moved;
         std::vector<User>& u = users_[r];
         const User last = u.back();
-        u[fl.pos[k]] = last;
-        flows_[last.flow].pos[last.k] = fl.pos[k];
+        u[hop.pos] = last;
+        flows_[last.flow].hops[last.k].pos = hop.pos;
         u.pop_back();
         if (!u.empty()) {
           mark_dirty(r);
@@ -298,7 +298,9 @@ Bytes FlowNetwork::bytes_carried(int resource) const {
 FlowInfo FlowNetwork::info(const Flow& fl, FlowId id) const {
   FlowInfo fi;
   fi.id = id;
-  fi.resources = fl.route;
+  info_resources_.clear();
+  for (const Hop& hop : fl.hops) info_resources_.push_back(hop.resource);
+  fi.resources = info_resources_;  // valid during the observer call only (FlowInfo's contract)
   fi.size = Bytes(fl.size);
   fi.start = fl.start;
   fi.transfer = fl.transfer;

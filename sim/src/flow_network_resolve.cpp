@@ -38,7 +38,7 @@ void FlowNetwork::collect_components() {
     if (fl.mark == stamp_) return;
     fl.mark = stamp_;
     comp_flows_.push_back(f);
-    for (const int r : fl.route) add_resource(r);
+    for (const Hop& hop : fl.hops) add_resource(hop.resource);
   };
   // Breadth-first over resource -> flows -> resources from each seed not yet reached; each
   // search closes one connected component.
@@ -73,7 +73,7 @@ void FlowNetwork::solve_component(std::size_t flow_begin, std::size_t flow_end,
   if (flow_end - flow_begin == 1) {  // alone on its resources: the tightest of them, or its cap
     const Flow& fl = flows_[comp_flows_[flow_begin]];
     double x = fl.cap;
-    for (const int r : fl.route) x = std::min(x, capacity_[r]);
+    for (const Hop& hop : fl.hops) x = std::min(x, capacity_[hop.resource]);
     local_rate_[flow_begin] = x;
     return;
   }
@@ -87,7 +87,7 @@ void FlowNetwork::solve_component(std::size_t flow_begin, std::size_t flow_end,
   local_bound_.clear();
   for (std::size_t j = flow_begin; j < flow_end; ++j) {
     const Flow& fl = flows_[comp_flows_[j]];
-    for (const int r : fl.route) local_resources_.push_back(res_local_[r]);
+    for (const Hop& hop : fl.hops) local_resources_.push_back(res_local_[hop.resource]);
     local_offsets_.push_back(static_cast<std::uint32_t>(local_resources_.size()));
     local_bound_.push_back(fl.cap);
   }
@@ -111,7 +111,7 @@ void FlowNetwork::resolve() {
       const double moved =
           std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0));
       fl.remaining -= moved;
-      for (const int r : fl.route) carried_[r] += moved;
+      for (const Hop& hop : fl.hops) carried_[hop.resource] += moved;
     }
     fl.last_update = now;
   }

@@ -5,8 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "scalescope/sim/engine.hpp"
 #include "scalescope/sim/maxmin.hpp"
@@ -77,9 +80,17 @@ class FlowNetwork {
   /// on_done(id) runs at completion (from an engine event, never inside start()). A size-0
   /// flow completes when its latency has passed. A flow over no resources moves at rate_cap
   /// (instantly when uncapped).
-  FlowId start(std::vector<int> resources, Bytes size, DoneFn on_done,
+  /// The resources are copied into the flow's slot, whose storage is reused from flow to flow
+  /// (no allocation per flow once the slots have grown).
+  FlowId start(std::span<const int> resources, Bytes size, DoneFn on_done,
                Seconds latency = Seconds(0.0),
                BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate));
+  FlowId start(std::initializer_list<int> resources, Bytes size, DoneFn on_done,
+               Seconds latency = Seconds(0.0),
+               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate)) {
+    return start(std::span<const int>(resources.begin(), resources.size()), size, std::move(on_done), latency,
+                 rate_cap);
+  }
 
   /// Changes a resource's capacity (>= 0) from now on; rates are re-solved at the end of
   /// this instant.
@@ -110,9 +121,14 @@ class FlowNetwork {
  private:
   // waiting: in its latency, or of size 0 and about to complete; transferring: on its resources.
   enum class State : std::uint8_t { free, waiting, transferring };
+  struct Hop {
+    int resource;
+    std::uint32_t pos;  // index of the flow in users_[resource]
+  };
   struct Flow {
-    std::vector<int> route;
-    std::vector<std::uint32_t> pos;  // index of this flow in users_[route[k]]
+    // The route, with each resource this flow's index in users_[resource]; inline up to 8 hops (every
+    // route of the built-in topologies), so that removing a flow touches one cache line per peer.
+    boost::container::small_vector<Hop, 8> hops;
     DoneFn on_done;
     double size = 0.0;
     double remaining = 0.0;  // bytes left as of last_update
@@ -163,6 +179,7 @@ class FlowNetwork {
   void solve_component(std::size_t flow_begin, std::size_t flow_end, std::size_t res_begin,
                        std::size_t res_end);
   FlowInfo info(const Flow& fl, FlowId id) const;
+  mutable std::vector<int> info_resources_;  // info()'s copy of a route, for FlowInfo::resources
 
   Engine& engine_;
   std::vector<double> capacity_;
