@@ -18,6 +18,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "scalescope/gui/chart_export.hpp"
@@ -201,13 +202,17 @@ QString ScalingTab::summary() const { return summary_->text(); }
 void ScalingTab::reload(const std::string& calibration) {
   std::vector<Error> errors;
   auto points = load_measured_dir(dir_, &errors);
-  // The eager stack: plain PyTorch kernels and the host cost measured beside the runs
-  // (<validation>/profiles/h200-torch/host_dispatch.json for <validation>/<set>/measured).
+  // The eager stack: plain PyTorch kernels and the host cost measured beside the runs: the set's own
+  // (<validation>/<set>/host_dispatch.json, measured on the lease that ran <set>/measured) where there is
+  // one, else <validation>/profiles/h200-torch/host_dispatch.json. Host speed differs between leases.
   const bool eager = stack_->currentIndex() == 0;
   std::optional<models::FrameworkHostCost> host;
   QString stack_note = "fused kernels";
   if (eager) {
-    const auto host_file = dir_.parent_path().parent_path() / "profiles" / "h200-torch" / "host_dispatch.json";
+    const auto own = dir_.parent_path() / "host_dispatch.json";
+    const auto host_file = std::filesystem::exists(own)
+                               ? own
+                               : dir_.parent_path().parent_path() / "profiles" / "h200-torch" / "host_dispatch.json";
     auto h = models::load_framework_host_cost(host_file.string());
     if (h) host = std::move(h).value();
     stack_note = h ? QString("PyTorch eager, F = 1, host cost %1").arg(QString::fromStdString(host_file.string()))
