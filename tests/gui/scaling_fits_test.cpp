@@ -100,6 +100,22 @@ class ScalingFitsTest : public QObject {
     QVERIFY2(fused > 0 && fused < 1.0, qPrintable(QString::number(fused)));
   }
 
+  void eager_stack_takes_the_sets_own_host_cost() {
+    // validation/h200x4-tp-lease7 was measured on another lease and carries its own host cost
+    // (2.503792 s / 256 = 9.78 ms per layer and micro-batch with 4 processes); the same TP=4 run
+    // is then at least 16 x 16 x 9.78 ms = 2.504 s, above anything the shared file's 6.56 ms gives.
+    const auto lease7 = std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "validation/h200x4-tp-lease7/measured";
+    ScalingTab tab(lease7);
+    tab.stack_box()->setCurrentIndex(0);
+    tab.reload("h200x4");
+    QVERIFY2(tab.summary().contains("h200x4-tp-lease7/host_dispatch.json"), qPrintable(tab.summary()));
+    double predicted = -1.0;
+    for (const auto& p : tab.model()->points())
+      if (std::filesystem::path(p.file).filename() == "tp-llama-1b-strong-n4-tp4-pp1-dp1-z0-mbs1-gbs16.json")
+        predicted = p.predicted_s;
+    QVERIFY2(predicted >= 2.503792 - 1e-6, qPrintable(QString::number(predicted)));
+  }
+
   void weak_curve_gustafson_fit_is_the_closed_form() {
     ScalingTab tab(kMeasured);
     tab.reload("");
