@@ -320,7 +320,11 @@ if os.path.isdir(LEASE7):
               "steps did not repeat closely: tp llama-1b mbs 1 on 4 GPUs took 1.91 s in profile_step.py (before the",
               "profiler, first call of the lease) and 2.38 s (p10-p90 2.29-2.56 s) in the harness 12 minutes later;",
               "after torch.profiler had run in the process the same profile_step.py steps took 2.55 s (CUPTI stays",
-              "attached, pytorch/pytorch#144455). The session-2 host cost was timed after the profiler.", ""]
+              "attached, pytorch/pytorch#144455). On a third lease the same config, timed with no profiler 3 times in",
+              "each of 3 processes (`validation/h200x4-tp-lease7/repeat-lease3/`), gave medians of 2.04-2.53 s (single",
+              "steps 1.90-2.84 s) at seq 4096 and 2.07-2.36 s at seq 256: the seq-256 host cost is not biased there,",
+              "but a host-bound step is uncertain by about +-10% even on one machine. The session-2 host cost was timed",
+              "after the profiler.", ""]
 
 # Peak memory: the memory model against torch.cuda.max_memory_allocated of the same runs.
 def predicted_memory(point_file, calib):
