@@ -332,8 +332,7 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                    Provenance::measured, src});
     for (const auto& [processes, cost] : host_cost_->tensor_parallel_by_processes) {
       out.push_back({"host_per_layer_microbatch_tensor_parallel_" + std::to_string(processes) + "_processes",
-                     cost.value * 1e3, "ms",
-                     Provenance::measured, src});
+                     cost.value * 1e3, "ms", Provenance::measured, src});
     }
   }
   return out;

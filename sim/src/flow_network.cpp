@@ -96,7 +96,8 @@ FlowId FlowNetwork::start(std::span<const int> resources, Bytes size, DoneFn on_
     begin_transfer(f);
   }
   if (!observers_.empty()) {
-    const FlowInfo fi = info(flows_[f], id);
+    Route route;
+    const FlowInfo fi = info(flows_[f], id, route);
     for (FlowObserver* o : observers_) o->on_flow_started(fi);
   }
   return id;
@@ -216,7 +217,8 @@ void FlowNetwork::finish(std::uint32_t f) {
   }
   const FlowId id{flows_[f].serial, f};
   if (!observers_.empty()) {
-    FlowInfo fi = info(flows_[f], id);
+    Route route;  // this call's copy: an observer may start flows, which reuses slots and grows flows_
+    FlowInfo fi = info(flows_[f], id, route);
     fi.end = engine_.now();
     for (FlowObserver* o : observers_) o->on_flow_finished(fi);
   }
@@ -295,12 +297,12 @@ Bytes FlowNetwork::bytes_carried(int resource) const {
   return Bytes(total);
 }
 
-FlowInfo FlowNetwork::info(const Flow& fl, FlowId id) const {
+FlowInfo FlowNetwork::info(const Flow& fl, FlowId id, Route& route) const {
   FlowInfo fi;
   fi.id = id;
-  info_resources_.clear();
-  for (const Hop& hop : fl.hops) info_resources_.push_back(hop.resource);
-  fi.resources = info_resources_;  // valid during the observer call only (FlowInfo's contract)
+  route.clear();
+  for (const Hop& hop : fl.hops) route.push_back(hop.resource);
+  fi.resources = std::span<const int>(route.data(), route.size());  // valid while `route` lives
   fi.size = Bytes(fl.size);
   fi.start = fl.start;
   fi.transfer = fl.transfer;

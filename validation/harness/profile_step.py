@@ -10,8 +10,8 @@ This is the data the compute model's framework-overhead terms are checked agains
 
 Two passes: first every config's unprofiled wall time (`wall_s_per_step`), before torch.profiler has run in the
 process; then every config profiled, followed by unprofiled steps again (`wall_s_per_step_after_profiler`: CUPTI
-stays attached after the profiler, so host-bound steps run slower there; sessions before 2026-11-21 #7 timed only
-after the profiler).
+stays attached after the profiler, so host-bound steps run slower there; before session 7 (2026-11-21) this
+script timed them only after the profiler).
 """
 import argparse
 import collections
@@ -92,7 +92,7 @@ def main():
     p.add_argument("--keep-traces", action="store_true",
                    help="also write each rank's chrome trace to <out>/trace-<config>-rank<R>.json.gz")
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--steps", type=int, default=3, help="profiled steps")
+    p.add_argument("--steps", type=int, default=3, help="timed steps per pass (unprofiled, profiled, after)")
     p.add_argument("--timing-only", action="store_true",
                    help="time the unprofiled steps only (pass 1); no torch.profiler, no kernel breakdown")
     p.add_argument("--seq", type=int, default=None,
@@ -147,17 +147,17 @@ def main():
     # Pass 1: unprofiled wall time of every config, before torch.profiler has run in this process. Once the
     # profiler has run, CUPTI stays attached (kineto does not finalize it) and every later kernel launch costs more
     # host time, 10-20% by pytorch/pytorch#144455; host-bound steps would be timed slow.
-    plain = {}
-    for spec in args.configs:
+    plain = {}  # config index -> unprofiled step times (a config may be listed more than once)
+    for i, spec in enumerate(args.configs):
         runner, c, mcfg = build(spec)
         if runner is None:
             continue
         with probe["ctx"]():
-            plain[spec] = timed_steps(torch, dist, runner, args.steps)
+            plain[i] = timed_steps(torch, dist, runner, args.steps)
         if args.timing_only:
-            walls = sorted(plain[spec])
+            walls = sorted(plain[i])
             rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
-                   "wall_s_per_step": round(walls[len(walls) // 2], 6), "wall_s_steps": [round(w, 6) for w in plain[spec]]}
+                   "wall_s_per_step": round(walls[len(walls) // 2], 6), "wall_s_steps": [round(w, 6) for w in plain[i]]}
             gathered = [None] * world
             dist.all_gather_object(gathered, rec)
             if rank == 0:
@@ -167,7 +167,7 @@ def main():
         torch.cuda.empty_cache()
     from torch.profiler import ProfilerActivity, profile
     # Pass 2: profiled steps, then unprofiled steps again (after the profiler: the CUPTI overhead, for the record).
-    for spec in args.configs if not args.timing_only else []:
+    for i, spec in enumerate(args.configs if not args.timing_only else []):
         runner, c, mcfg = build(spec)
         if runner is None:
             continue
@@ -181,7 +181,7 @@ def main():
         med = lambda xs: round(sorted(xs)[len(xs) // 2], 6)  # noqa: E731
         rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
                "wall_s_per_step_profiled": med(walls),
-               "wall_s_per_step": med(plain[spec]),
+               "wall_s_per_step": med(plain[i]),
                "wall_s_per_step_after_profiler": med(after)}
         rec.update(analyse(path, args.steps))
         if args.keep_traces:

@@ -178,8 +178,9 @@ class FlowNetwork {
   void collect_components();
   void solve_component(std::size_t flow_begin, std::size_t flow_end, std::size_t res_begin,
                        std::size_t res_end);
-  FlowInfo info(const Flow& fl, FlowId id) const;
-  mutable std::vector<int> info_resources_;  // info()'s copy of a route, for FlowInfo::resources
+  using Route = boost::container::small_vector<int, 8>;
+  /// What observers are told of `fl`; its resources are copied into `route`, which must outlive the calls.
+  FlowInfo info(const Flow& fl, FlowId id, Route& route) const;
 
   Engine& engine_;
   std::vector<double> capacity_;
