@@ -260,14 +260,17 @@ for title, blind_file, measured_dir, what in BLINDS:
               + (f"; {100*statistics.median(errs_now):.1f}% with the model as it is now" if errs_now else "") + ".** "
               f"Not measured (out of memory on the GPUs, or the pipeline crashed): {', '.join(missing) or 'none'}.", ""]
 
+def points_by_name(measured, host_cost=None):
+    """Predicted points of an h200x4 set (fitted F) by file name."""
+    return {os.path.basename(p["file"]): p
+            for _, _, p in points_of(run(measured, "h200x4", FACTOR, SOURCE, host_cost=host_cost))}
+
+
 # Interleaved against 1F1B for the same model, GPU count, micro-batch and batch: what a planner has to get right.
 INTERLEAVED = "validation/h200x4-interleaved/measured"
 if os.path.isdir(INTERLEAVED):
-    inter = {os.path.basename(p["file"]): p for _, _, p in points_of(run(INTERLEAVED, "h200x4", FACTOR, SOURCE))}
-    base = {os.path.basename(p["file"]): p for _, _, p in points_of(run("validation/h200x4/measured", "h200x4", FACTOR,
-                                                                        SOURCE))}
-    base.update({os.path.basename(p["file"]): p for _, _, p in
-                 points_of(run("validation/h200x4-llama7b/measured", "h200x4", FACTOR, SOURCE))})
+    inter = points_by_name(INTERLEAVED)
+    base = {**points_by_name("validation/h200x4/measured"), **points_by_name("validation/h200x4-llama7b/measured")}
     rows = []
     for f, p in sorted(inter.items()):
         twin = re.sub(r"-interleaved-vpp\d+\.json$", "-1f1b.json", f.replace("pp-interleaved-", "pp-1f1b-"))
@@ -285,11 +288,9 @@ if os.path.isdir(INTERLEAVED):
 # The TP family measured again on another lease (session 7), with the host cost measured on that lease.
 LEASE7 = "validation/h200x4-tp-lease7/measured"
 if os.path.isdir(LEASE7):
-    again = {os.path.basename(p["file"]): p for _, _, p in points_of(run(LEASE7, "h200x4", FACTOR, SOURCE))}
-    old_host = {os.path.basename(p["file"]): p for _, _, p in
-                points_of(run(LEASE7, "h200x4", FACTOR, SOURCE, host_cost=HOST_COST))}
-    first = {os.path.basename(p["file"]): p for _, _, p in
-             points_of(run("validation/h200x4/measured", "h200x4", FACTOR, SOURCE))}
+    again = points_by_name(LEASE7)
+    old_host = points_by_name(LEASE7, host_cost=HOST_COST)
+    first = points_by_name("validation/h200x4/measured")
     hc = json.load(open(HOST_COST_OF[LEASE7]))["per_layer_microbatch_s"]
     old = json.load(open(HOST_COST))["per_layer_microbatch_s"]
     rows, e_same, e_old = [], [], []

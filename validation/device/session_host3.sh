@@ -10,14 +10,7 @@
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 D=/tmp/host3; rm -rf $D /tmp/tp; mkdir -p $D/n1 $D/n2 $D/n4
-# A warm machine may still run workers of an earlier call that was cut off (its first try left two torchrun workers
-# spinning in NCCL on GPUs 0-1, and every step of the next call ran 1.6-2.2x slower): stop them, and refuse to
-# measure beside anything else on the GPUs.
-pkill -f validation/harness/ 2>/dev/null; sleep 3; pkill -9 -f validation/harness/ 2>/dev/null; sleep 1
-if [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; then
-  nvidia-smi; echo "session_host3.sh: GPUs busy with other processes; not measuring" >&2; exit 3
-fi
-trap 'pkill -f validation/harness/ 2>/dev/null' EXIT
+source validation/device/guard.sh
 LOG=$OUT/session.log
 { date -u; nvidia-smi; python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
   lscpu | grep -E "Model name|^CPU\(s\)|MHz"; uname -r; uptime; } > $D/environment.txt 2>&1

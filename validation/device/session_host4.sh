@@ -7,11 +7,7 @@
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 D=/tmp/host4; rm -rf $D; mkdir -p $D/a $D/b $D/c
-pkill -f validation/harness/ 2>/dev/null; sleep 3; pkill -9 -f validation/harness/ 2>/dev/null; sleep 1
-if [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; then
-  nvidia-smi; echo "session_host4.sh: GPUs busy with other processes; not measuring" >&2; exit 3
-fi
-trap 'pkill -f validation/harness/ 2>/dev/null' EXIT
+source validation/device/guard.sh
 LOG=$OUT/session.log
 { date -u; nvidia-smi; lscpu | grep -E "Model name|^CPU\(s\)"; uptime; } > $D/environment.txt 2>&1
 PS="validation/harness/profile_step.py --timing-only --steps 4 --warmup 2"

@@ -72,6 +72,11 @@ def analyse(trace_path, steps):
             "top_kernels_s_per_step": [[n, round(v * per, 6)] for n, v in by_name.most_common(25)]}
 
 
+def median6(xs):
+    """The median (upper for an even count) rounded to 1 us."""
+    return round(sorted(xs)[len(xs) // 2], 6)
+
+
 def timed_steps(torch, dist, runner, steps):
     """Wall time of each of `steps` training steps, every one started in step across ranks."""
     walls = []
@@ -144,6 +149,17 @@ def main():
         dist.barrier()
         return runner, c, mcfg
 
+    def record(spec, c, mcfg):
+        return {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"]}
+
+    def publish(rec, line):
+        """Gathers every rank's record of one config into `results`; rank 0 prints line(its own record)."""
+        gathered = [None] * world
+        dist.all_gather_object(gathered, rec)
+        if rank == 0:
+            results.append(gathered)
+            print(f"{rec['config']}: {line(gathered[0])}", file=sys.stderr, flush=True)
+
     # Pass 1: unprofiled wall time of every config, before torch.profiler has run in this process. Once the
     # profiler has run, CUPTI stays attached (kineto does not finalize it) and every later kernel launch costs more
     # host time, 10-20% by pytorch/pytorch#144455; host-bound steps would be timed slow.
@@ -155,14 +171,9 @@ def main():
         with probe["ctx"]():
             plain[i] = timed_steps(torch, dist, runner, args.steps)
         if args.timing_only:
-            walls = sorted(plain[i])
-            rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
-                   "wall_s_per_step": round(walls[len(walls) // 2], 6), "wall_s_steps": [round(w, 6) for w in plain[i]]}
-            gathered = [None] * world
-            dist.all_gather_object(gathered, rec)
-            if rank == 0:
-                results.append(gathered)
-                print(f"{spec}: wall {rec['wall_s_per_step']:.4f} s (steps {rec['wall_s_steps']})", file=sys.stderr, flush=True)
+            publish(dict(record(spec, c, mcfg), wall_s_per_step=median6(plain[i]),
+                         wall_s_steps=[round(w, 6) for w in plain[i]]),
+                    lambda r0: f"wall {r0['wall_s_per_step']:.4f} s (steps {r0['wall_s_steps']})")
         runner = None
         torch.cuda.empty_cache()
     from torch.profiler import ProfilerActivity, profile
@@ -178,11 +189,8 @@ def main():
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
             path = tmp.name
         prof.export_chrome_trace(path)
-        med = lambda xs: round(sorted(xs)[len(xs) // 2], 6)  # noqa: E731
-        rec = {"config": spec, "plan": c.plan_string(), "rank": rank, "seq_len": mcfg["seq_len"],
-               "wall_s_per_step_profiled": med(walls),
-               "wall_s_per_step": med(plain[i]),
-               "wall_s_per_step_after_profiler": med(after)}
+        rec = dict(record(spec, c, mcfg), wall_s_per_step_profiled=median6(walls), wall_s_per_step=median6(plain[i]),
+                   wall_s_per_step_after_profiler=median6(after))
         rec.update(analyse(path, args.steps))
         if args.keep_traces:
             import gzip
@@ -192,13 +200,9 @@ def main():
             with open(path, "rb") as src, gzip.open(os.path.join(args.out, f"trace-{name}-rank{rank}.json.gz"), "wb") as dst:
                 shutil.copyfileobj(src, dst)
         os.unlink(path)
-        gathered = [None] * world
-        dist.all_gather_object(gathered, rec)
-        if rank == 0:
-            results.append(gathered)
-            r0 = gathered[0]
-            print(f"{spec}: wall {r0['wall_s_per_step']:.4f} s (after the profiler {r0['wall_s_per_step_after_profiler']:.4f} s), "
-                  f"busy {r0['gpu_busy_s_per_step']:.4f} s, {r0['kernel_s_per_step']}", file=sys.stderr, flush=True)
+        publish(rec, lambda r0: f"wall {r0['wall_s_per_step']:.4f} s (after the profiler "
+                                f"{r0['wall_s_per_step_after_profiler']:.4f} s), busy {r0['gpu_busy_s_per_step']:.4f} s, "
+                                f"{r0['kernel_s_per_step']}")
         runner = None
         torch.cuda.empty_cache()
     if rank == 0:
