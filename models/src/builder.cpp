@@ -2,6 +2,7 @@
 // TP collectives, PP transfers, gradient sync (DDP buckets, ZeRO 1-3) and optimizer step.
 #include "scalescope/models/builder.hpp"
 
+#include <array>
 #include <cassert>
 
 #include "builder_impl.hpp"
@@ -72,7 +73,7 @@ SyncMode RankEmitter::sync_mode(int microbatch) const {
 
 bool RankEmitter::split_unit(int microbatch, bool forward) const {
   const Plan& p = *c_.plan;
-  if (c_.options.per_layer_tasks || (p.zero == 3 && p.dp > 1)) return true;
+  if (c_.options.per_layer_tasks || (p.zero == 3 && p.dp > 1) || (forward && c_.fsdp2)) return true;
   return !forward && sync_mode(microbatch) == SyncMode::overlap;
 }
 
@@ -89,21 +90,34 @@ TaskId RankEmitter::compute(TaskCategory cat, const char* name, const PhaseCost&
 
 RankEmitter::TpOps RankEmitter::tp_ops(Piece piece, bool forward) const {
   const Plan& p = *c_.plan;
-  if (p.tp == 1) return {};
+  TpOps ops;
+  if (p.tp == 1) return ops;
+  constexpr int out = 0, res = 1;  // matmul output / residual stream (TpOps)
   switch (piece) {
-    case Piece::layer: return p.sp ? TpOps{0, 2, 2} : TpOps{2, 0, 0};
-    case Piece::embedding:
-      if (forward) return p.sp ? TpOps{0, 0, 1} : TpOps{1, 0, 0};
-      return p.sp ? TpOps{0, 1, 0} : TpOps{};
-    case Piece::head:
-      if (forward) return p.sp ? TpOps{0, 1, 0} : TpOps{};
-      return p.sp ? TpOps{0, 0, 1} : TpOps{1, 0, 0};
+    case Piece::layer:  // attention and MLP: a column-parallel input, a row-parallel output each
+      if (!p.sp) {
+        (forward ? ops.all_reduce[out] : ops.all_reduce[res]) = 2;
+      } else if (forward) {
+        ops.all_gather[res] = 2;
+        ops.reduce_scatter[out] = 2;
+      } else {
+        ops.all_gather[out] = 2;
+        ops.reduce_scatter[res] = 2;
+      }
+      break;
+    case Piece::embedding:  // vocab-parallel: the output is summed (scattered with sp)
+      if (forward) (p.sp ? ops.reduce_scatter : ops.all_reduce)[res] = 1;
+      else if (p.sp) ops.all_gather[res] = 1;
+      break;
+    case Piece::head:  // column-parallel over the vocabulary
+      if (forward && p.sp) ops.all_gather[res] = 1;
+      if (!forward) (p.sp ? ops.reduce_scatter : ops.all_reduce)[res] = 1;
+      break;
   }
-  return {};
+  return ops;
 }
 
 TaskId RankEmitter::tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep) {
-  const double S = c_.act_bytes;
   const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * c_.plan->dp + dp_rank_);
   auto emit = [&](CollOp op, double bytes, TaskCategory cat, const char* name) {
     const TaskId t = g_.add_collective(rank_, kStreamCompute, cat, name, op, tp_group_, Bytes(bytes),
@@ -112,26 +126,33 @@ TaskId RankEmitter::tp_comm(const TpOps& ops, bool split, TaskLabels labels, Tas
     dep = kNoTask;
     last_compute_ = t;
   };
+  auto count = [](const std::array<int, 2>& n) { return n[0] + n[1]; };
+  auto bytes = [&](const std::array<int, 2>& n) { return n[0] * c_.act_bytes + n[1] * c_.residual_bytes; };
   if (!split) {
-    if (ops.all_reduce) emit(CollOp::all_reduce, ops.all_reduce * S, TaskCategory::tp_comm, "tp all-reduce");
-    if (ops.all_gather) emit(CollOp::all_gather, ops.all_gather * S, TaskCategory::sp_comm, "sp all-gather");
-    if (ops.reduce_scatter) emit(CollOp::reduce_scatter, ops.reduce_scatter * S, TaskCategory::sp_comm, "sp reduce-scatter");
+    if (count(ops.all_reduce)) emit(CollOp::all_reduce, bytes(ops.all_reduce), TaskCategory::tp_comm, "tp all-reduce");
+    if (count(ops.all_gather)) emit(CollOp::all_gather, bytes(ops.all_gather), TaskCategory::sp_comm, "sp all-gather");
+    if (count(ops.reduce_scatter)) {
+      emit(CollOp::reduce_scatter, bytes(ops.reduce_scatter), TaskCategory::sp_comm, "sp reduce-scatter");
+    }
     return last_compute_;
   }
-  for (int i = 0; i < ops.all_reduce; ++i) emit(CollOp::all_reduce, S, TaskCategory::tp_comm, "tp all-reduce");
-  int ag = ops.all_gather, rs = ops.reduce_scatter;
+  // One piece: every collective of one kind carries the same tensor kind, so bytes / count each.
+  int ar = count(ops.all_reduce), ag = count(ops.all_gather), rs = count(ops.reduce_scatter);
+  const double ar_each = ar ? bytes(ops.all_reduce) / ar : 0.0, ag_each = ag ? bytes(ops.all_gather) / ag : 0.0;
+  const double rs_each = rs ? bytes(ops.reduce_scatter) / rs : 0.0;
+  for (; ar > 0; --ar) emit(CollOp::all_reduce, ar_each, TaskCategory::tp_comm, "tp all-reduce");
   for (; ag > 0 && rs > 0; --ag, --rs) {
-    emit(CollOp::all_gather, S, TaskCategory::sp_comm, "sp all-gather");
-    emit(CollOp::reduce_scatter, S, TaskCategory::sp_comm, "sp reduce-scatter");
+    emit(CollOp::all_gather, ag_each, TaskCategory::sp_comm, "sp all-gather");
+    emit(CollOp::reduce_scatter, rs_each, TaskCategory::sp_comm, "sp reduce-scatter");
   }
-  for (; ag > 0; --ag) emit(CollOp::all_gather, S, TaskCategory::sp_comm, "sp all-gather");
-  for (; rs > 0; --rs) emit(CollOp::reduce_scatter, S, TaskCategory::sp_comm, "sp reduce-scatter");
+  for (; ag > 0; --ag) emit(CollOp::all_gather, ag_each, TaskCategory::sp_comm, "sp all-gather");
+  for (; rs > 0; --rs) emit(CollOp::reduce_scatter, rs_each, TaskCategory::sp_comm, "sp reduce-scatter");
   return last_compute_;
 }
 
-TaskId RankEmitter::zero3_gather(double params, TaskLabels labels) {
+TaskId RankEmitter::zero_gather(double params, TaskLabels labels) {
   const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * c_.plan->tp + tp_rank_);
-  const TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero3 gather params",
+  const TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero gather params",
                                      CollOp::all_gather, dp_group_, Bytes(params * 2.0),
                                      key(kKindGather, group_index, gather_seq_), labels);
   if (uses_.size() >= 2) g_.precede(uses_[uses_.size() - 2], t);
@@ -177,14 +198,28 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
   const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
   TaskId dep = first ? kNoTask : pp_recv(s, v, lab);
   if (split_unit(s.microbatch, true)) {
-    const bool zero3 = p.zero == 3 && p.dp > 1;
+    const bool gathers = (p.zero == 3 && p.dp > 1) || c_.fsdp2;
+    // FSDP2 gathers a unit's parameters from its pre-forward hook, and a gather waits for the last
+    // reduce-scatter issued before it (torch 2.11 FSDPParamGroup.unshard: reduce_scatter_state), so
+    // nothing of a micro-batch is gathered before the unit before it and that unit's last reduce-scatter
+    // have finished (validation/h200-session8/x2-fsdp: ~2 ms per micro-batch on llama-1b, 2 GPUs).
+    std::array<TaskId, 2> boundary{kNoTask, kNoTask};
+    if (c_.fsdp2) boundary = {last_compute_, last_sync_};
+    // FSDP2's root unit (embedding, final norm, head) is gathered whole before the embedding.
+    const double root = (first ? c_.embed_params : 0.0) + (last ? c_.head_params : 0.0);
     auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
       TaskLabels l = lab;
       l.layer = static_cast<std::int16_t>(layer);
-      const TaskId gather = zero3 ? zero3_gather(params, l) : kNoTask;
+      if (c_.fsdp2 && kind == Piece::embedding) params = root;
+      if (c_.fsdp2 && kind == Piece::head && first) params = 0.0;  // gathered with the embedding
+      const TaskId gather = gathers && params > 0.0 ? zero_gather(params, l) : kNoTask;
+      for (TaskId& b : boundary) {
+        if (gather != kNoTask && b != kNoTask) g_.precede(b, gather);
+        b = kNoTask;
+      }
       const TaskId t = compute(TaskCategory::forward, name, cost, l, dep);
       if (gather != kNoTask) g_.precede(gather, t);
-      if (zero3) uses_.push_back(t);
+      if (gathers) uses_.push_back(t);
       dep = kNoTask;
       tp_comm(tp_ops(kind, true), true, l, kNoTask);
     };
@@ -219,16 +254,21 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
   const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
   const SyncMode mode = sync_mode(s.microbatch);
   const bool recompute = p.recompute == Recompute::full || c_.layer.recompute.kernels > 0;
-  record_shards_ = (p.zero == 1 || p.zero == 2) && s.microbatch == c_.m - 1;
+  // ZeRO-1/2 gather the updated shards after the step; FSDP2 (ZeRO-2 here) at the next forward instead.
+  record_shards_ = (p.zero == 1 || (p.zero == 2 && !c_.fsdp2)) && s.microbatch == c_.m - 1;
   bucket_acc_ = 0.0;
   TaskId dep = last ? kNoTask : pp_recv(s, v, lab);
   const double g = c_.grad_elem;
   if (split_unit(s.microbatch, false)) {
     const bool zero3 = p.zero == 3 && p.dp > 1;
+    // FSDP2: the root unit is not resharded after forward (no gather here) and reduce-scatters its
+    // gradients once, after its last piece; every other unit right after its own backward.
+    double root_grads = 0.0;
     auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
       TaskLabels l = lab;
       l.layer = static_cast<std::int16_t>(layer);
-      const TaskId gather = zero3 ? zero3_gather(params, l) : kNoTask;
+      const bool root = c_.fsdp2 && kind != Piece::layer;
+      const TaskId gather = zero3 && !root ? zero_gather(params, l) : kNoTask;
       if (kind == Piece::layer && recompute) {
         const TaskId r = compute(TaskCategory::recompute, "layer recompute", c_.layer.recompute, l, dep);
         if (gather != kNoTask) g_.precede(gather, r);
@@ -240,7 +280,12 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
       if (zero3) uses_.push_back(t);
       dep = kNoTask;
       tp_comm(tp_ops(kind, false), true, l, kNoTask);
+      if (root) {
+        root_grads += params * g;
+        return;
+      }
       grads_ready(params * g, t, mode, l);
+      if (c_.fsdp2) flush_bucket(t, mode, l);
     };
     if (last) piece(Piece::head, c_.edge.head_backward, c_.head_params, -1, "head bwd");
     for (int i = L - 1; i >= 0; --i) {
@@ -248,6 +293,7 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
             "layer bwd");
     }
     if (first) piece(Piece::embedding, c_.edge.embedding_backward, c_.embed_params, -1, "embedding bwd");
+    if (root_grads > 0.0) grads_ready(root_grads, last_compute_, mode, lab);
   } else {
     if (recompute) {
       compute(TaskCategory::recompute, "recompute", c_.layer.recompute * L, lab, dep);

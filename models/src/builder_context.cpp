@@ -27,10 +27,14 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, co
   c.layer = layer_cost(spec, plan, compute, options.costs);
   c.edge = edge_cost(spec, plan, compute, options.costs);
   c.act_bytes = static_cast<double>(plan.mbs) * spec.seq_len * spec.hidden * 2.0;
-  c.pp_bytes = plan.sp ? c.act_bytes / plan.tp : c.act_bytes;
-  // Eager PyTorch sends its residual stream as it is (fp32 under autocast; validation/harness/parallel.py).
-  if (compute.framework() == KernelFramework::pytorch_eager) c.pp_bytes *= eager_residual_bytes(plan) / 2.0;
+  c.residual_bytes = c.act_bytes;
+  // Eager PyTorch keeps its residual stream as it is (fp32 under autocast; validation/harness/parallel.py):
+  // PP sends it, and the TP collectives of the column-parallel inputs and the embedding output carry it
+  // (torch.profiler on H200: the backward all-reduces of TP=2 llama-1b are f32, the forward ones bf16).
+  if (compute.framework() == KernelFramework::pytorch_eager) c.residual_bytes *= eager_residual_bytes(plan) / 2.0;
+  c.pp_bytes = plan.sp ? c.residual_bytes / plan.tp : c.residual_bytes;
   c.grad_elem = grad_bytes_per_element(plan.precision);
+  c.fsdp2 = compute.framework() == KernelFramework::pytorch_eager && plan.zero >= 2 && plan.dp > 1;
   const int vm = options.costs.vocab_multiple;
   const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm);
   const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm);

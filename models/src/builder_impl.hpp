@@ -2,6 +2,8 @@
 // one rank's tasks (see builder.hpp for what is emitted).
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -24,9 +26,15 @@ struct BuildContext {
   std::vector<int> first_layer;  ///< per virtual stage: index of its first layer in the model
   LayerCost layer;
   EdgeCost edge;
-  double act_bytes = 0;  ///< S = mbs * seq * hidden * 2 (TP collective size)
+  double act_bytes = 0;  ///< S = mbs * seq * hidden * 2 (TP collective of a matmul output)
+  /// TP collective of the residual stream (S; x2 for eager autocast, whose norms and residual are fp32)
+  double residual_bytes = 0;
   double pp_bytes = 0;   ///< activation bytes sent between stages (S, or S/tp with sp; x2 for eager fp32)
   double grad_elem = 4;  ///< gradient bytes per element
+  /// ZeRO-2/3 run as PyTorch FSDP2 (eager framework; validation/harness/parallel.py): parameters sharded at
+  /// rest and gathered for every micro-batch's forward (zero=3: again for its backward), never ahead of
+  /// the first unit of a micro-batch.
+  bool fsdp2 = false;
   double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank
   std::vector<double> stage_params;  ///< parameters one tensor-parallel rank of each stage holds
   double tie_bytes = 0;              ///< tied-embedding gradient all-reduce size
@@ -49,13 +57,24 @@ class RankEmitter {
 
  private:
   /// TP collectives of a piece of work, each of the TP size S = mbs*seq*hidden*2.
+  /// TP collectives of one unit or piece, counted by the tensor they carry: index 0 a matmul output or its
+  /// gradient (compute dtype, BuildContext::act_bytes), index 1 the residual stream or its gradient (a
+  /// column-parallel input, the embedding output; BuildContext::residual_bytes).
   struct TpOps {
-    int all_reduce = 0, all_gather = 0, reduce_scatter = 0;
-    TpOps operator*(int k) const { return {all_reduce * k, all_gather * k, reduce_scatter * k}; }
+    std::array<int, 2> all_reduce{}, all_gather{}, reduce_scatter{};
+    TpOps operator*(int k) const {
+      TpOps r = *this;
+      for (auto* a : {&r.all_reduce, &r.all_gather, &r.reduce_scatter}) {
+        for (int& n : *a) n *= k;
+      }
+      return r;
+    }
     TpOps& operator+=(const TpOps& o) {
-      all_reduce += o.all_reduce;
-      all_gather += o.all_gather;
-      reduce_scatter += o.reduce_scatter;
+      for (int w = 0; w < 2; ++w) {
+        all_reduce[w] += o.all_reduce[w];
+        all_gather[w] += o.all_gather[w];
+        reduce_scatter[w] += o.reduce_scatter[w];
+      }
       return *this;
     }
   };
@@ -80,7 +99,7 @@ class RankEmitter {
   /// the summed bytes (merged). Returns the last task emitted.
   TaskId tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep);
   TpOps tp_ops(Piece piece, bool forward) const;
-  TaskId zero3_gather(double params, TaskLabels labels);
+  TaskId zero_gather(double params, TaskLabels labels);
   void grads_ready(double bytes, TaskId ready, SyncMode mode, TaskLabels labels);
   void flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels);
   TaskId grad_sync(double bytes, TaskId dep, TaskLabels labels);

@@ -1,9 +1,10 @@
 // Tests for the plan -> task-graph builder against hand-derived step times and traffic: DP-only with
 // an exposed last bucket, GPipe and 1F1B bubbles, TP collectives per layer, ZeRO-3 vs DDP traffic,
-// and the pipeline schedules' orders.
+// the pipeline schedules' orders, and the eager (PyTorch) TP byte widths and FSDP2 structure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 #include <tuple>
@@ -313,6 +314,49 @@ TEST(Builder, TensorParallelismAddsFourAllReducesPerLayerAndMicrobatch) {
   EXPECT_EQ(bytes, 2 * 14 * (2.0 * 2048 * 2048 * 2));
 }
 
+// Eager PyTorch under autocast (validation/harness/parallel.py) keeps the norms and the residual stream in
+// fp32, so the TP collectives of the column-parallel inputs (backward: their input gradients) and of the
+// vocab-parallel embedding output carry 4 bytes per element; the row-parallel outputs (forward) are bf16
+// matmul outputs. Measured on H200 (validation/h200-session8/x4/trace): TP=2 llama-1b, mbs 4, per step 128
+// bf16 all-reduces of 64 MiB (243 us each) and 149 f32 ones (128 MiB, 466 us; 136 of them are these).
+TEST(Builder, EagerAutocastTensorParallelismReducesTheResidualSideInFp32) {
+  Rig r = one_node();
+  r.compute.set_framework(KernelFramework::pytorch_eager);
+  BuildOptions o;
+  o.per_layer_tasks = true;
+  const double S = 2.0 * 2048 * 2048 * 2;  // mbs * seq * hidden * 2 bytes
+  // Bytes of rank 0's TP collectives of one micro-batch by (layer piece?, forward?, op).
+  auto collectives = [&](const std::string& text) {
+    auto g = build_task_graph(gpt(3, 1024), plan(text), r.cluster, r.compute, o);
+    EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().str());
+    std::map<std::tuple<bool, bool, CollOp>, std::vector<double>> out;
+    bool forward = true;  // a piece's TP collectives are added right after its compute task
+    for (const Task& t : g->tasks()) {
+      if (t.rank != 0 || t.labels.microbatch != 0) continue;
+      if (t.kind == TaskKind::compute) forward = t.category == TaskCategory::forward;
+      if (t.kind != TaskKind::collective) continue;
+      if (t.category != TaskCategory::tp_comm && t.category != TaskCategory::sp_comm) continue;
+      out[{t.labels.layer >= 0, forward, t.op}].push_back(t.bytes().value);
+    }
+    return out;
+  };
+  using K = std::tuple<bool, bool, CollOp>;
+  using V = std::vector<double>;
+  auto plain = collectives("tp=2,mbs=2,gbs=2");
+  EXPECT_EQ(plain[K(true, true, CollOp::all_reduce)], V(6, S));        // 3 layers x 2, bf16
+  EXPECT_EQ(plain[K(true, false, CollOp::all_reduce)], V(6, 2 * S));   // fp32 input gradients
+  EXPECT_EQ(plain[K(false, true, CollOp::all_reduce)], V(1, 2 * S));   // fp32 embedding output
+  EXPECT_EQ(plain[K(false, false, CollOp::all_reduce)], V(1, 2 * S));  // the LM head input's gradient
+  auto sp = collectives("tp=2,mbs=2,gbs=2,sp=true");
+  EXPECT_EQ(sp[K(true, true, CollOp::all_gather)], V(6, 2 * S));        // fp32 norm outputs in
+  EXPECT_EQ(sp[K(true, true, CollOp::reduce_scatter)], V(6, S));        // bf16 matmul outputs out
+  EXPECT_EQ(sp[K(true, false, CollOp::all_gather)], V(6, S));           // their gradients, bf16
+  EXPECT_EQ(sp[K(true, false, CollOp::reduce_scatter)], V(6, 2 * S));   // fp32 input gradients
+  // Megatron's fused kernels keep the residual stream in the compute dtype: every one is S.
+  r.compute.set_framework(KernelFramework::fused);
+  for (const auto& [k, v] : collectives("tp=2,mbs=2,gbs=2")) EXPECT_EQ(v, V(v.size(), S));
+}
+
 TEST(Builder, DeclaresTheStagesLockstepGroupsAsConcurrentSiblings) {
   // tp=2, dp=2, pp=2 on 8 GPUs (Megatron order: rank = tp_rank + 2 dp_rank + 4 stage). The symmetric
   // graph holds only ranks 0 and 4, but declares for stage 0's TP group {0,1} the other replica's
@@ -382,6 +426,58 @@ TEST(Builder, ZeroThreeMovesOneAndAHalfTimesTheTrafficOfDdp) {
   ASSERT_TRUE(ddp.has_value() && z3.has_value());
   EXPECT_DOUBLE_EQ(dp_traffic(*ddp, 8), 2 * psi * 2 * 7 / 8);
   EXPECT_DOUBLE_EQ(dp_traffic(*z3, 8), 3 * psi * 2 * 7 / 8);
+}
+
+// ZeRO-2/3 with eager PyTorch is FSDP2 (validation/harness/parallel.py: fully_shard per layer, then the
+// root holding embedding, final norm and head). What torch.profiler showed on H200
+// (validation/h200-session8/x2-fsdp, llama-1b, 2 GPUs, 4 micro-batches): every micro-batch gathers every
+// unit in its forward (ZeRO-2 too: reshard_after_forward=False still reshards after the backward), the
+// root whole before the embedding and never in the backward; each layer reduce-scatters its gradients
+// after its backward and the root once at the end; and the next micro-batch's first gather starts only
+// after that last reduce-scatter (~2 ms of idle GPU per micro-batch).
+TEST(Builder, EagerZeroTwoAndThreeAreFsdp2) {
+  Rig r = one_node();
+  r.compute.set_framework(KernelFramework::pytorch_eager);
+  const ModelSpec m = gpt(3, 32000);
+  const double embed = 32000.0 * 2048 + 2048.0 * 2048;  // token + learned position embeddings
+  const double head = 32000.0 * 2048 + 2 * 2048;         // untied head + final LayerNorm (weight, bias)
+  const double layer = 12.0 * 2048 * 2048 + 13 * 2048;   // 4h^2 + 8h^2 weights, biases and 2 LayerNorms
+  for (int zero : {2, 3}) {
+    auto g = build_task_graph(m, plan("dp=2,mbs=1,gbs=4,zero=" + std::to_string(zero)), r.cluster, r.compute);
+    ASSERT_TRUE(g.has_value()) << g.error().str();
+    const auto& tasks = g->tasks();
+    std::vector<double> gathers, scatters;
+    constexpr TaskId none = ~TaskId{0};
+    std::vector<TaskId> first_gather_of_mb(2, none), last_scatter_of_mb(2, none);
+    for (TaskId id = 0; id < tasks.size(); ++id) {
+      const Task& t = tasks[id];
+      if (t.rank != 0 || t.kind != TaskKind::collective || (t.labels.microbatch != 0 && t.labels.microbatch != 1)) continue;
+      const auto mb = static_cast<std::size_t>(t.labels.microbatch);
+      if (t.op == CollOp::all_gather) {
+        if (mb == 0) gathers.push_back(t.bytes().value);
+        if (first_gather_of_mb[mb] == none) first_gather_of_mb[mb] = id;
+      }
+      if (t.op == CollOp::reduce_scatter) {
+        if (mb == 0) scatters.push_back(t.bytes().value);
+        last_scatter_of_mb[mb] = id;
+      }
+    }
+    // bf16 parameters gathered: the root, then the layers; ZeRO-3 the layers again in the backward.
+    std::vector<double> want{2 * (embed + head), 2 * layer, 2 * layer, 2 * layer};
+    if (zero == 3) want.insert(want.end(), {2 * layer, 2 * layer, 2 * layer});
+    EXPECT_EQ(gathers, want) << "zero=" << zero;
+    // fp32 gradients: each layer after its backward, the root last.
+    EXPECT_EQ(scatters, (std::vector<double>{4 * layer, 4 * layer, 4 * layer, 4 * (embed + head)})) << "zero=" << zero;
+    // Micro-batch 1's first gather waits for micro-batch 0's last reduce-scatter.
+    const auto edges = g->edges();
+    EXPECT_TRUE(std::any_of(edges.begin(), edges.end(), [&](const TaskGraph::Edge& e) {
+      return e.from == last_scatter_of_mb[0] && e.to == first_gather_of_mb[1];
+    })) << "zero=" << zero;
+    // No parameter gather after the optimizer step (classic ZeRO-2 has one).
+    for (const Task& t : tasks) {
+      EXPECT_FALSE(t.kind == TaskKind::collective && t.op == CollOp::all_gather && t.labels.microbatch < 0) << "zero=" << zero;
+    }
+  }
 }
 
 }  // namespace
