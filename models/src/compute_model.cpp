@@ -101,6 +101,7 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
   if (profile.elementwise_bandwidth) {
     m.elementwise_bw_ = *profile.elementwise_bandwidth;
     m.elementwise_prov_ = Provenance::measured;
+    m.elementwise_curve_ = std::move(profile.elementwise_curve);
   }
   if (profile.launch_overhead) m.launch_ = KernelCost{*profile.launch_overhead, Provenance::measured};
   for (auto& row : profile.attention) {
@@ -263,14 +264,27 @@ void ComputeModel::set_eager_bandwidth_factor(double factor, std::string source)
   eager_factor_source_ = std::move(source);
 }
 
+BytesPerSecond ComputeModel::elementwise_bw_at(Bytes bytes) const {
+  const auto& c = elementwise_curve_;
+  if (c.size() < 2 || !(bytes.value > 0.0)) return elementwise_bw_;
+  const double scale = elementwise_bw_.value / c.back().second.value;  // the sweep's largest row is elementwise_bw_
+  if (bytes.value <= c.front().first.value) return BytesPerSecond(c.front().second.value * scale);
+  if (bytes.value >= c.back().first.value) return elementwise_bw_;
+  const auto hi = std::upper_bound(c.begin(), c.end(), bytes.value, [](double b, const auto& r) { return b < r.first.value; });
+  const auto lo = hi - 1;
+  const double f = std::log(bytes.value / lo->first.value) / std::log(hi->first.value / lo->first.value);
+  const double bw = std::exp(std::log(lo->second.value) + f * (std::log(hi->second.value) - std::log(lo->second.value)));
+  return BytesPerSecond(bw * scale);
+}
+
 KernelCost ComputeModel::eager_memory_bound(Bytes bytes) const {
   const Provenance p = eager_factor_source_.empty() ? elementwise_prov_ : weaker(elementwise_prov_, Provenance::fitted);
-  const Seconds t = bytes / (elementwise_bw_ * eager_factor_);
+  const Seconds t = bytes / (elementwise_bw_at(bytes) * eager_factor_);
   return KernelCost{t, p, curves_.memory(t)};
 }
 
 KernelCost ComputeModel::memory_bound(Bytes bytes) const {
-  const Seconds t = bytes / elementwise_bw_;
+  const Seconds t = bytes / elementwise_bw_at(bytes);
   return KernelCost{t, elementwise_prov_, curves_.memory(t)};
 }
 
@@ -303,6 +317,15 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                  elementwise_prov_ == Provenance::measured ? profile_source_
                  : elementwise_prov_ == Provenance::fitted ? "measured HBM bandwidth x assumed 0.7/0.85"
                                                            : "datasheet HBM x assumed 0.7"});
+  if (elementwise_curve_.size() >= 2) {
+    auto percent = [&](double bytes) {
+      return std::to_string(std::lround(100.0 * elementwise_bw_at(Bytes(bytes)).value / elementwise_bw_.value));
+    };
+    out.push_back({"elementwise_sweep", static_cast<double>(elementwise_curve_.size()), "sizes", Provenance::measured,
+                   profile_source_ + " `memory.elementwise`: a memory-bound kernel moves its bytes at the sweep's "
+                   "bandwidth for its size (log-log interpolation): 10 MB kernels " + percent(1e7) + "%, 100 MB " +
+                   percent(1e8) + "% of the bandwidth above"});
+  }
   if (framework_ == KernelFramework::pytorch_eager) {
     out.push_back({"framework_pytorch_eager", 1.0, "flag", Provenance::assumed,
                    "memory-bound kernels from the hand-counted eager byte table (layer_costs.hpp)"});

@@ -1,4 +1,5 @@
 // Minimal reader of a calibration profile's GEMM rows, bandwidths and launch overhead.
+#include <algorithm>
 #include "scalescope/models/compute_profile.hpp"
 
 #include <cstdio>
@@ -71,11 +72,14 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
           auto gb = row.find("GBps");
           if (!gb || gb->json().is_null()) continue;
           const double bytes = row.at("bytes").as_positive_number();
+          p.elementwise_curve.emplace_back(Bytes(bytes), GBps(gb->as_positive_number()));
           if (bytes > best_bytes) {
             best_bytes = bytes;
             p.elementwise_bandwidth = GBps(gb->as_positive_number());
           }
         }
+        std::sort(p.elementwise_curve.begin(), p.elementwise_curve.end(),
+                  [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
       }
     }
     if (auto att = root.find("attention")) {

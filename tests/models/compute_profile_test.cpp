@@ -2,6 +2,8 @@
 // documented format (docs/profile-format.md) and the file + JSON-path errors it gives.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "scalescope/models/compute_profile.hpp"
 #include "gpu_fixtures.hpp"
 
@@ -37,6 +39,25 @@ TEST(ComputeProfile, MeasuredGemmFeedsTheComputeModel) {
   EXPECT_DOUBLE_EQ(m->gemm(4096, 4096, 4096).time.value, 200e-6);
   EXPECT_EQ(m->gemm(4096, 4096, 4096).provenance, Provenance::measured);
   EXPECT_EQ(m->memory_bound(Bytes(1)).provenance, Provenance::measured);
+}
+
+// A memory-bound kernel moves its bytes at the measured sweep's bandwidth for its size: the small profile
+// has 1.5 GB/s at 3,072 bytes and 2,684.4 GB/s at 3,221,225,472 bytes; in between log-log interpolation,
+// so at the geometric middle, 3,072 x 1,024 bytes, the geometric mean sqrt(1.5 x 2,684.4) GB/s; outside,
+// the nearest end.
+TEST(ComputeProfile, MemoryBoundKernelsTakeTheSweepsBandwidthAtTheirSize) {
+  auto p = load_compute_profile(kFile);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->elementwise_curve.size(), 2u);
+  auto m = ComputeModel::with_profile(h100(), std::move(p).value());
+  ASSERT_TRUE(m.has_value());
+  const double mid = 3072.0 * 1024.0;
+  EXPECT_NEAR(m->memory_bound(Bytes(mid)).time.value, mid / (std::sqrt(1.5 * 2684.4) * 1e9), 1e-12);
+  EXPECT_NEAR(m->memory_bound(Bytes(1e10)).time.value, 1e10 / 2684.4e9, 1e-12);
+  EXPECT_NEAR(m->memory_bound(Bytes(1000)).time.value, 1000 / 1.5e9, 1e-15);
+  // The eager framework's kernels too, before its bandwidth factor.
+  m->set_eager_bandwidth_factor(0.5, "test");
+  EXPECT_NEAR(m->eager_memory_bound(Bytes(mid)).time.value, mid / (0.5 * std::sqrt(1.5 * 2684.4) * 1e9), 1e-12);
 }
 
 TEST(ComputeProfile, UnknownKeyInAGemmRowNamesItsPath) {

@@ -9,7 +9,8 @@
 //                                    "error" (no cuBLASLt algorithm) or without time_us are skipped;
 //                                    unknown keys in a row are errors
 //   memory.d2d_copy_GBps             -> hbm_bandwidth (read + written bytes per second)
-//   memory.elementwise[]             the row with the most bytes -> elementwise_bandwidth (its GBps)
+//   memory.elementwise[]             the row with the most bytes -> elementwise_bandwidth (its GBps);
+//                                    every row -> elementwise_curve (bandwidth by kernel size)
 //   memory.launch_overhead_us        -> launch_overhead (host time per back-to-back launch; raw CUDA,
 //                                    without a framework's dispatch cost)
 //   attention                        optional: {source (text: where and how it was measured), rows[]:
