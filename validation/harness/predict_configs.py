@@ -4,7 +4,8 @@ Usage: python3 validation/harness/predict_configs.py BIN OUT.json --sizes 2 4 --
            [--models validation/models/llama-1b.json ...] [--calibration h200x4] [--what TEXT]
 BIN is the scalescope binary. The configurations are those of train_step.py for the same --families and
 --models (plans.build_configs), one `scalescope simulate` per configuration with the flags of
-validation/make_report.py (eager-PyTorch kernels, the fitted eager bandwidth factor, the measured host cost).
+validation/make_report.py (eager-PyTorch kernels, the eager bandwidth factor it last fitted, read from
+validation/eager_bandwidth_factor.json, and the measured host cost).
 Commit OUT.json before the measurement: validation/make_report.py compares it with what was measured.
 """
 import argparse
@@ -18,8 +19,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plans  # noqa: E402
 import train_step  # noqa: E402  (stdlib and plans only at import time)
 
-FLAGS = ["--cluster", "hgx-h200-4", "--framework", "pytorch-eager", "--eager-bandwidth-factor", "0.7755",
-         "--host-cost", "validation/profiles/h200-torch/host_dispatch.json", "--format", "json"]
+FACTOR_FILE = "validation/eager_bandwidth_factor.json"  # written by validation/make_report.py
+
+
+def flags():
+    with open(FACTOR_FILE) as f:
+        factor = json.load(f)["factor"]
+    return ["--cluster", "hgx-h200-4", "--framework", "pytorch-eager", "--eager-bandwidth-factor", repr(factor),
+            "--host-cost", "validation/profiles/h200-torch/host_dispatch.json", "--format", "json"]
 
 
 def main():
@@ -35,6 +42,7 @@ def main():
     models = [(plans.load_model_json(m), m) for m in a.models]
     fams = [f for f in a.families.split(",") if f]
     rows = []
+    FLAGS = flags()
     for n in a.sizes:
         for c in plans.build_configs(n, models, fams):
             cmd = [a.bin, "simulate", "--model", c.model_file, "--plan", c.plan_string(), "--calibration",
