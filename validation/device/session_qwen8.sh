@@ -11,4 +11,5 @@ source validation/device/guard.sh
 } > $OUT/environment.txt 2>&1
 timeout 500 bash validation/harness/run_all.sh validation/h200x4-qwen2 --sizes "1 2 4" --total-budget-s 430 -- \
   --models validation/models/qwen2-1.5b.json 2>&1 | tee $OUT/harness.stdout | grep -E "^(n=|#|ok|skip|OOM|FAIL)|measured|budget" | tail -60
+[ -f $OUT/harness.tar.gz ] || tar czf $OUT/harness.tar.gz validation/h200x4-qwen2  # cut off before run_all packed it
 uptime | tee -a $OUT/environment.txt
