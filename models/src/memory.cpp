@@ -142,6 +142,16 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
     if (stage == p.pp - 1) {  // final-norm input (+ its autocast bf16 copy), log-softmax output, one transient
       const double v = static_cast<double>(m.vocab) / p.tp, norm = p.zero >= 2 ? 4.0 : 6.0;
       b.embedding_logits = Bytes((norm * sb * m.hidden + 4.0 * sb * v) * b.inflight + 4.0 * sb * v);
+      // torch.distributed.pipelining keeps the last stage's output of every micro-batch until the step ends
+      // (PipelineStage.output_chunks): the bf16 logits, m of them at the last backward. step() then merges
+      // them into one more tensor of the same size (torch.cat), after the activations are gone: the peak
+      // is the larger of the two moments (validation/h200-session8: qwen2-1.5b, vocabulary 151,936, GPipe
+      // on 4 GPUs ran out of memory asking for the 18.55 GiB of the merged logits).
+      if (p.pp > 1) {
+        const double outputs = 2.0 * sb * v * p.num_microbatches();
+        const double during = b.embedding_logits.value + outputs, at_merge = 2.0 * outputs - b.activations.value;
+        b.embedding_logits = Bytes(std::max(during, at_merge));
+      }
     }
     b.overhead = o.framework_overhead;
     return b;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace scalescope::models {
 namespace {
 
@@ -273,6 +275,25 @@ TEST(Memory, EagerFsdp2HoldsShardsAndGatheredBf16Parameters) {
   const MemoryBreakdown z2 = peak_memory(m, plan("tp=1,pp=1,dp=2,zero=2,mbs=1,gbs=16,recompute=none"), o);
   EXPECT_DOUBLE_EQ(z2.weights.value, 4 * P / 2 + 2 * P);
   EXPECT_DOUBLE_EQ(z2.zero3_gather.value, 0.0);
+}
+
+// torch.distributed.pipelining keeps the last stage's output (the bf16 logits, 2TV) of every micro-batch
+// until step() merges them into one more tensor of m x 2TV. 1F1B, pp = 2, m = 8 micro-batches of 1:
+// during the last backward 6Th + 4TV (one in flight) + 4TV (transient) + 8 x 2TV; at the merge 2 x 8 x 2TV
+// with the activations gone. GPipe keeps all 8 in flight, so the first moment is the larger.
+TEST(Memory, EagerPipelineLastStageKeepsEveryMicrobatchsLogits) {
+  const ModelSpec m = llama_1b();
+  const MemoryOptions o = eager();
+  const double T = 4096, h = 2048, V = 32000;
+  const MemoryBreakdown last = memory_per_rank(m, plan("pp=2,mbs=1,gbs=8,recompute=none"), 1, o);
+  const double during = 6 * T * h + 4 * T * V + 4 * T * V + 8 * 2 * T * V;
+  const double at_merge = 2 * 8 * 2 * T * V - last.activations.value;
+  EXPECT_DOUBLE_EQ(last.embedding_logits.value, std::max(during, at_merge));
+  const MemoryBreakdown gpipe = memory_per_rank(m, plan("pp=2,mbs=1,gbs=8,recompute=none,schedule=gpipe"), 1, o);
+  EXPECT_DOUBLE_EQ(gpipe.embedding_logits.value, (6 * T * h + 4 * T * V) * 8 + 4 * T * V + 8 * 2 * T * V);
+  // Without pipelining there is no stage output to keep.
+  const MemoryBreakdown one = peak_memory(m, plan("mbs=1,gbs=8,recompute=none"), o);
+  EXPECT_DOUBLE_EQ(one.embedding_logits.value, 6 * T * h + 8 * T * V);
 }
 
 }  // namespace
