@@ -31,8 +31,8 @@ BLINDS = [("llama-7b", "validation/h200x4-llama7b/predicted-before-measuring.jso
           ("qwen2-1.5b", "validation/h200x4-qwen2/predicted-before-measuring.json", "validation/h200x4-qwen2/measured",
            "The qwen2-1.5b runs (Qwen2-1.5B shape, untied: 28 layers, hidden 1536, 12 heads, 2 KV heads, ffn 8960, "
            "vocabulary 151,936; a model never measured before, predicted with the session-8 model) were then measured "
-           "with the same harness on `nvidia-h200-x4` (`validation/h200x4-qwen2/`; two GPipe runs ran out of memory and "
-           "each held the harness in an NCCL timeout, so n = 2 and n = 4 stopped after 6 families)"),
+           "with the same harness on `nvidia-h200-x4` in two calls on two leases (`validation/h200x4-qwen2/`: two GPipe "
+           "runs ran out of memory; the second call resumed the first)"),
           ("interleaved 1F1B", "validation/h200x4-interleaved/predicted-before-measuring.json",
            "validation/h200x4-interleaved/measured",
            "The interleaved-1F1B runs (torch.distributed.pipelining ScheduleInterleaved1F1B, 2 or 4 chunks per rank; "
