@@ -7,3 +7,10 @@ if [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; then
   nvidia-smi; echo "$0: GPUs busy with other processes; not measuring" >&2; exit 3
 fi
 trap 'pkill -f validation/harness/ 2>/dev/null' EXIT
+
+# The machine and software a session measured on, for the record: device_environment FILE
+device_environment() {
+  { date -u; nvidia-smi; lscpu | grep -E "Model name|^CPU\(s\)"; uptime
+    python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
+  } > "$1" 2>&1
+}

@@ -9,9 +9,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 D=/tmp/fsdp8; rm -rf $D; mkdir -p $D  # unpacked into validation/h200-session8/x2-fsdp/
 source validation/device/guard.sh
 LOG=$OUT/session.log
-{ date -u; nvidia-smi; lscpu | grep -E "Model name|^CPU\(s\)"; uptime
-  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
-} > $OUT/environment.txt 2>&1
+device_environment $OUT/environment.txt
 echo "== $(date -u +%T) fsdp traces" | tee -a $LOG
 CUDA_VISIBLE_DEVICES=0,1 timeout 150 torchrun --nproc-per-node 2 validation/harness/profile_step.py --steps 2 --warmup 3 \
   --keep-traces --out $D --configs zero3:llama-1b:2:16 zero2:llama-1b:2:16 2>&1 | grep -v -i warn >> $LOG

@@ -11,14 +11,13 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 D=/tmp/gpubound8; rm -rf $D; mkdir -p $D/n4 $D/n2 $D/trace  # unpacked into validation/h200-session8/x4/
 source validation/device/guard.sh
 LOG=$OUT/session.log
+device_environment $OUT/environment.txt
 {
-  date -u; nvidia-smi; lscpu | grep -E "Model name|^CPU\(s\)"; uptime
-  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
   echo "== nccl-tests binaries on PATH or disk (issue #3)"
   command -v all_reduce_perf || echo "all_reduce_perf: not on PATH"
   find / -xdev \( -name 'all_reduce_perf*' -o -name 'nccl-tests*' \) 2>/dev/null | head
   python3 -m pip list 2>/dev/null | grep -i -E "nccl|nvidia-" | head -30
-} > $OUT/environment.txt 2>&1
+} >> $OUT/environment.txt 2>&1
 PS="validation/harness/profile_step.py --steps 3 --warmup 3"
 step() {  # step NAME TIMEOUT NPROC DEVICES ARGS...
   local name=$1 limit=$2 nproc=$3 devices=$4; shift 4

@@ -6,9 +6,7 @@
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 source validation/device/guard.sh
-{ date -u; nvidia-smi; lscpu | grep -E "Model name|^CPU\(s\)"; uptime
-  python3 -c 'import torch;print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
-} > $OUT/environment.txt 2>&1
+device_environment $OUT/environment.txt
 timeout 500 bash validation/harness/run_all.sh validation/h200x4-qwen2 --sizes "1 2 4" --total-budget-s 430 -- \
   --models validation/models/qwen2-1.5b.json 2>&1 | tee $OUT/harness.stdout | grep -E "^(n=|#|ok|skip|OOM|FAIL)|measured|budget" | tail -60
 [ -f $OUT/harness.tar.gz ] || tar czf $OUT/harness.tar.gz validation/h200x4-qwen2  # cut off before run_all packed it
