@@ -3,7 +3,6 @@
 #pragma once
 
 #include <array>
-
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -56,7 +55,6 @@ class RankEmitter {
   void emit();
 
  private:
-  /// TP collectives of a piece of work, each of the TP size S = mbs*seq*hidden*2.
   /// TP collectives of one unit or piece, counted by the tensor they carry: index 0 a matmul output or its
   /// gradient (compute dtype, BuildContext::act_bytes), index 1 the residual stream or its gradient (a
   /// column-parallel input, the embedding output; BuildContext::residual_bytes).

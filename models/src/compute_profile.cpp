@@ -1,7 +1,7 @@
 // Minimal reader of a calibration profile's GEMM rows, bandwidths and launch overhead.
-#include <algorithm>
 #include "scalescope/models/compute_profile.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <system_error>
