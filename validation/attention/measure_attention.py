@@ -8,17 +8,10 @@ causal, dtype, fwd_s, bwd_s) is what `scalescope calibrate import-attention FILE
 import json, sys, time, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
+import os
 
-def bench(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) * 1e-3)
-    ts.sort()
-    return ts[len(ts) // 2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from cuda_timing import median_event_time as bench  # noqa: E402
 
 rows = []
 for (name, heads, kv, d) in [("llama-1b", 32, 8, 64), ("llama-3b", 24, 8, 128), ("llama3-8b", 32, 8, 128)]:

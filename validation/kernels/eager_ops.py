@@ -16,20 +16,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-
-def bench(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3)
-    return sorted(times)[reps // 2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from cuda_timing import median_event_time as bench  # noqa: E402
 
 
 def shape_rows(dev, dtype, t, w):
