@@ -15,6 +15,7 @@ namespace scalescope::cli {
 void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_report.cpp
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_import.cpp
 void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_import.cpp
+void register_calibrate_shapes(CLI::App* calibrate, Context& ctx);            // cmd_calibrate_shapes.cpp
 
 namespace {
 
@@ -144,6 +145,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   register_calibrate_report(sub, ctx);
   register_calibrate_import_attention(sub, ctx);
   register_calibrate_import_section(sub, ctx);
+  register_calibrate_shapes(sub, ctx);
 
   CLI::App* run = sub->add_subcommand(
       "run",

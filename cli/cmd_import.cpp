@@ -10,6 +10,8 @@
 
 namespace scalescope::cli {
 
+void register_import_trace(CLI::App* import, Context& ctx);  // cmd_import_trace.cpp
+
 namespace {
 
 struct ImportNcclOptions {
@@ -96,6 +98,7 @@ void register_import(CLI::App& app, Context& ctx) {
                  "Keep the rows of a test whose footer ('# Avg bus bandwidth') is missing instead of failing");
   add_format_option(nccl, o->format);
   nccl->callback([o, &ctx] { ctx.exit_code = run_import(*o); });
+  register_import_trace(sub, ctx);
 }
 
 }  // namespace scalescope::cli

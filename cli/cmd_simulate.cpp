@@ -7,6 +7,8 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include <iostream>
+
 #include "framework_options.hpp"
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/models/compute_profile.hpp"
@@ -26,6 +28,7 @@ struct SimulateOptions {
   std::string intra_node = "analytical";
   bool all_ranks = false;
   bool per_layer = false;
+  bool strict = false;
   Format format = Format::text;
 };
 
@@ -71,8 +74,11 @@ Expected<Loaded> load(const SimulateOptions& o) {
   auto cluster = load_cluster_by_name_or_path(o.cluster, copt);
   if (!cluster) return cluster.error();
   l.cluster.emplace(std::move(cluster).value());
-  auto hw = calib::load_hardware_models(o.calibration, *l.cluster);
+  calib::CalibrationOptions co;
+  co.strict = o.strict;
+  auto hw = calib::load_hardware_models(o.calibration, *l.cluster, co);
   if (!hw) return hw.error();
+  for (const auto& n : hw->notes) std::cerr << "scalescope simulate: warning: " << n << "\n";
   l.params = std::move(hw->params);
   l.collective_source = std::move(hw->collective_source);
   l.compute.emplace(std::move(hw->compute));
@@ -296,10 +302,14 @@ void register_simulate(CLI::App& app, Context& ctx) {
   sub->add_option("--gpus", opts->gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
   sub->add_option("--plan", opts->plan,
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
-                  "(keys: tp pp dp zero mbs gbs schedule vpp recompute sp precision bucket_MB overlap) (required)");
+                  "(keys: tp pp dp zero mbs gbs schedule vpp recompute sp precision bucket_MB overlap seq) (required)");
   sub->add_option("--calibration", opts->calibration,
-                  "Calibration profile (name or file from `scalescope calibrate`: GEMMs, HBM, launch overhead and "
-                  "collectives, fitted on the cluster) or a collective-parameters JSON (collectives only)");
+                  "Calibration: profile names, files or directories, comma-separated, composed part by part (GEMM, "
+                  "attention, memory and launch from the first that measured them; collectives fitted on the cluster "
+                  "from the first with collective rows, or a collective-parameters JSON from `calibrate fit -o`). What "
+                  "none measured is priced from the cluster's datasheet, with a warning. `none`: datasheet only");
+  sub->add_flag("--strict", opts->strict,
+                "Refuse a calibration measured on another GPU type than the cluster's (default: a warning)");
   sub->add_option("--fidelity", opts->fidelity, "analytical (one representative pipeline, closed-form collectives) or "
                                                 "flow (every rank, transfers share links)")
       ->default_str("analytical");

@@ -23,6 +23,7 @@
 
 #include "scalescope/gui/chart_export.hpp"
 #include "scalescope/gui/scaling_fit_chart.hpp"
+#include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::gui {
@@ -232,7 +233,8 @@ void ScalingTab::reload(const std::string& calibration) {
       continue;
     }
     if (eager && in->compute) {
-      in->compute->set_framework(models::KernelFramework::pytorch_eager);
+      static const auto eager_stack = models::load_stack("pytorch-eager");
+      if (eager_stack) in->compute->set_stack(*eager_stack);
       in->compute->set_host_cost(host);
     }
     auto pred = predict(*in, "analytical", false);

@@ -14,7 +14,15 @@ std::string_view to_string(FfnKind k) { return k == FfnKind::gelu ? "gelu" : "sw
 std::string_view to_string(NormKind k) {
   return k == NormKind::layernorm ? "layernorm" : "rmsnorm";
 }
-std::string_view to_string(Positional p) { return p == Positional::rope ? "rope" : "learned"; }
+std::string_view to_string(Positional p) {
+  switch (p) {
+    case Positional::rope: return "rope";
+    case Positional::learned: return "learned";
+    case Positional::alibi: return "alibi";
+    case Positional::none: return "none";
+  }
+  return "rope";
+}
 
 namespace {
 
@@ -86,8 +94,9 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     s.seq_len = to_int(c.at("seq_len"));
     if (auto hd = c.find("head_dim")) s.head_dim = to_int(*hd);
     if (auto p = c.find("positional")) {
-      s.positional =
-          p->as_enum({"rope", "learned"}) == "rope" ? Positional::rope : Positional::learned;
+      const std::string v = p->as_enum({"rope", "learned", "alibi", "none"});
+      s.positional = v == "rope" ? Positional::rope : v == "learned" ? Positional::learned
+                   : v == "alibi" ? Positional::alibi : Positional::none;
     }
     if (auto qb = c.find("qkv_bias")) s.qkv_bias = qb->as_bool();
     s.source = c.get_string("source", "");

@@ -50,7 +50,7 @@ Precision precision_of(std::string_view name) {
 namespace {
 
 constexpr const char* kKeys =
-    "tp, pp, dp, zero, mbs, gbs, schedule, vpp, recompute, sp, precision, bucket_MB, overlap";
+    "tp, pp, dp, zero, mbs, gbs, schedule, vpp, recompute, sp, precision, bucket_MB, overlap, seq";
 
 Schedule schedule_of(std::string_view s) {
   return s == "gpipe"  ? Schedule::gpipe
@@ -175,6 +175,8 @@ Expected<Plan> parse_plan(std::string_view text, const std::string& source) {
         p.bucket_MB = f.positive_number();
       else if (key == "overlap")
         p.overlap = f.boolean();
+      else if (key == "seq")
+        p.seq = f.positive_int();
       else
         throw ErrorException(
             input_error(source, "key '" + key + "'",
@@ -191,7 +193,7 @@ Expected<Plan> plan_from_json(const Json& json, const std::string& file) {
   return catch_errors([&] {
     const JsonCursor c(json, file);
     c.expect_keys({"tp", "pp", "dp", "zero", "mbs", "gbs", "schedule", "vpp", "recompute", "sp",
-                   "precision", "bucket_MB", "overlap"});
+                   "precision", "bucket_MB", "overlap", "seq"});
     const auto pos_int = [&](std::string_view key, int dflt) {
       auto v = c.find(key);
       if (!v) return dflt;
@@ -224,6 +226,7 @@ Expected<Plan> plan_from_json(const Json& json, const std::string& file) {
     }
     if (auto b = c.find("bucket_MB")) p.bucket_MB = b->as_positive_number();
     p.overlap = c.get_bool("overlap", true);
+    if (c.find("seq")) p.seq = pos_int("seq", 0);
     return p;
   });
 }
@@ -244,6 +247,12 @@ Expected<Plan> parse_plan_or_file(std::string_view text_or_path) {
   return parse_plan(text_or_path);
 }
 
+ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan) {
+  ModelSpec s = spec;
+  if (plan.seq > 0) s.seq_len = plan.seq;
+  return s;
+}
+
 std::string to_string(const Plan& p) {
   std::string s =
       "tp=" + std::to_string(p.tp) + ",pp=" + std::to_string(p.pp) + ",dp=" + std::to_string(p.dp) +
@@ -252,11 +261,12 @@ std::string to_string(const Plan& p) {
       ",vpp=" + std::to_string(p.vpp) + ",recompute=" + std::string(to_string(p.recompute)) +
       ",sp=" + (p.sp ? "true" : "false") + ",precision=" + std::string(to_string(p.precision)) +
       ",bucket_MB=" + format_double(p.bucket_MB) + ",overlap=" + (p.overlap ? "true" : "false");
+  if (p.seq > 0) s += ",seq=" + std::to_string(p.seq);
   return s;
 }
 
 Json to_json(const Plan& p) {
-  return Json{{"tp", p.tp},
+  Json j{{"tp", p.tp},
               {"pp", p.pp},
               {"dp", p.dp},
               {"zero", p.zero},
@@ -269,13 +279,15 @@ Json to_json(const Plan& p) {
               {"precision", std::string(to_string(p.precision))},
               {"bucket_MB", p.bucket_MB},
               {"overlap", p.overlap}};
+  if (p.seq > 0) j["seq"] = p.seq;
+  return j;
 }
 
 bool operator==(const Plan& a, const Plan& b) {
   return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.zero == b.zero && a.mbs == b.mbs &&
          a.gbs == b.gbs && a.schedule == b.schedule && a.vpp == b.vpp &&
          a.recompute == b.recompute && a.sp == b.sp && a.precision == b.precision &&
-         a.bucket_MB == b.bucket_MB && a.overlap == b.overlap;
+         a.bucket_MB == b.bucket_MB && a.overlap == b.overlap && a.seq == b.seq;
 }
 
 }  // namespace scalescope::models

@@ -19,7 +19,8 @@ void divides(const char* key, int d, const char* what, long long n) {
 
 }  // namespace
 
-Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m, int gpus_available) {
+Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_available) {
+  const ModelSpec m = with_plan_seq(m_in, p);
   return catch_errors([&] {
     PlanCheck check;
     for (auto [key, v] : {std::pair{"tp", p.tp},

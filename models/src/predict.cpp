@@ -4,25 +4,52 @@
 #include <algorithm>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/host_dispatch.hpp"
 
 namespace scalescope::models {
 
-Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
+Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const Cluster& cluster,
                              const CollectiveModel& collectives, const ComputeModel& compute,
                              const PredictOptions& o) {
+  const ModelSpec model = with_plan_seq(model_in, plan);
   auto check = validate(plan, model, cluster.num_gpus());
   if (!check) return check.error();
+  if (!compute.has_stack_for(model, plan)) {
+    std::string names;
+    for (const auto& s : compute.stacks()) names += (names.empty() ? "" : ", ") + s->source;
+    return input_error("--framework", "", "none of the stacks (" + names + ") applies to the plan " + to_string(plan) +
+                                              " (each stack's properties.applies)");
+  }
+  const StackProfile& stack = compute.stack_for(model, plan);
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
-  const std::optional<FrameworkHostCost>& host = o.host ? o.host : compute.host_cost();
+  // Host cost: the caller's, else the compute model's (--host-cost), else the one the stack measured, else the
+  // stack's host time per kernel times the kernels of the plan's rows.
+  std::optional<FrameworkHostCost> host = o.host ? o.host : compute.host_cost() ? compute.host_cost() : stack.host;
+  if (!host && stack.host_per_kernel_s) {
+    const LayerCost l = layer_cost(model, plan, compute, o.build.costs);
+    const EdgeCost e = edge_cost(model, plan, compute, o.build.costs);
+    const double k = *stack.host_per_kernel_s;
+    FrameworkHostCost h;
+    h.source = stack.host_source;
+    h.framework = stack.name + " (" + std::to_string(k * 1e6).substr(0, 5) + " us per kernel)";
+    h.module = Seconds(k * (l.forward.kernels + l.backward.kernels + l.recompute.kernels));
+    h.tensor_parallel = h.module;
+    h.edge_per_microbatch = Seconds(k * (e.embedding_forward.kernels + e.embedding_backward.kernels +
+                                         e.head_forward.kernels + e.head_backward.kernels));
+    h.per_step = Seconds(k * 2.0);  // zero_grad and one fused optimizer launch per parameter group
+    host = h;
+  }
   if (host) bo.per_layer_tasks = true;  // host dispatch is per layer (sim/host_dispatch.hpp)
   if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
   auto graph = build_task_graph(model, plan, cluster, compute, bo);
   if (!graph) return graph.error();
   if (host) {
     const int processes_on_host = std::min(plan.tp * plan.pp * plan.dp, cluster.gpus_per_node());
-    add_host_dispatch(*graph, host->for_plan(plan, processes_on_host), graph->stream_bound());
+    add_host_dispatch(*graph, HostCosts{host->for_plan(plan, processes_on_host), host->edge_per_microbatch,
+                                        host->per_step},
+                      graph->stream_bound());
   }
   SimOptions so;
   so.fidelity = o.fidelity;
@@ -53,8 +80,10 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   p.hfu = denom > 0 ? p.hardware_flops / denom : 0.0;
 
   MemoryOptions mo = o.memory;
-  // The eager kernels' program keeps eager PyTorch's tensors (memory.hpp, torch_amp).
-  if (compute.framework() == KernelFramework::pytorch_eager) mo.framework = Framework::torch_amp;
+  if (!mo.stack) {  // the program whose kernels run keeps that program's tensors
+    for (const auto& s : compute.stacks())
+      if (s.get() == &stack) mo.stack = s;
+  }
   mo.flash_attention = o.build.costs.flash_attention;
   mo.dropout = o.build.costs.dropout;
   p.memory = peak_memory(model, plan, mo);
@@ -66,6 +95,11 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
     p.compute_provenance[i] = lc.forward.by_provenance[i] + lc.backward.by_provenance[i] + lc.recompute.by_provenance[i];
   }
   p.compute_inputs = compute.inputs();
+  if (host && !o.host && !compute.host_cost()) {  // the stack's own host cost (compute.inputs() names --host-cost)
+    p.compute_inputs.push_back({"host_per_layer_microbatch", host->module.value * 1e3, "ms",
+                                stack.host ? Provenance::measured : Provenance::fitted,
+                                host->source + " (" + host->framework + ")"});
+  }
   return p;
 }
 

@@ -84,7 +84,7 @@ double step_time_lower_bound(const models::ModelSpec& model, const models::Plan&
   const models::PipelineLayout layout = models::even_layout(model, plan.pp, plan.vpp);
   const double params0 = static_cast<double>(models::params_per_tp_rank(model, layout, 0, plan.tp, cache.costs().vocab_multiple).total());
   const double shard = plan.zero >= 1 && plan.dp > 1 ? plan.dp : 1.0;
-  const double O0 = models::optimizer_cost(params0 / shard, plan.precision, compute).time.value;
+  const double O0 = models::optimizer_cost(params0 / shard, model, plan, compute, cache.costs()).time.value;
 
   const double pp1 = plan.pp - 1;
   const double t = plan.pp == 1 ? m * (F + B + Ef + Eb + Hf + Hb) + O0

@@ -38,6 +38,8 @@ struct Plan {
   Precision precision = Precision::mixed;
   double bucket_MB = 25.0;  ///< gradient bucket size (PyTorch DDP default 25 MB)
   bool overlap = true;      ///< overlap gradient reduction with the backward pass
+  /// Sequence length of the run (Megatron's --seq-length); 0: the model's seq_len. with_plan_seq() applies it.
+  int seq = 0;
 
   int gpus() const { return tp * pp * dp; }
   /// Micro-batches per pipeline per iteration: gbs / (mbs * dp).
@@ -48,8 +50,11 @@ std::string_view to_string(Schedule s);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Precision p);
 
+/// `spec` with the plan's sequence length (Plan::seq) when it sets one.
+ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan);
+
 /// Parses "tp=8,pp=4,dp=32,zero=1,mbs=1,gbs=1536,schedule=1f1b". Keys: tp pp dp zero mbs gbs
-/// schedule vpp recompute sp precision bucket_MB overlap; gbs is required, the others default as in
+/// schedule vpp recompute sp precision bucket_MB overlap seq; gbs is required, the others default as in
 /// Plan. Booleans: true/false/1/0. Errors name the key:
 /// "--plan: key 'pp': expected a positive integer, got 'x'". `source` replaces "--plan".
 Expected<Plan> parse_plan(std::string_view text, const std::string& source = "--plan");
@@ -59,7 +64,7 @@ Expected<Plan> load_plan(const std::filesystem::path& file);
 /// A path to a JSON plan file (ends in .json or exists) or the text form.
 Expected<Plan> parse_plan_or_file(std::string_view text_or_path);
 
-/// Text form with every key, in the order above; parse_plan(to_string(p)) == p.
+/// Text form with every key, in the order above (seq only when set); parse_plan(to_string(p)) == p.
 std::string to_string(const Plan& p);
 Json to_json(const Plan& p);
 bool operator==(const Plan& a, const Plan& b);
