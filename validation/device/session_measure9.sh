@@ -28,7 +28,7 @@ timeout 150 $RS --program hf-llama --model validation/programs/hf-llama-0.9b/con
 pack
 
 stamp "2. predictions (before any measured shape)"
-timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
+SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
   --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
 echo "predict exit $?" | tee -a $LOG
 pack

@@ -49,6 +49,8 @@ def run(cmd):
 
 
 def git_commit():
+    if os.environ.get("SCALESCOPE_COMMIT"):  # the device copy of the tree has no .git
+        return os.environ["SCALESCOPE_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     except OSError:
