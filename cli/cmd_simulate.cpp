@@ -269,6 +269,7 @@ int run(const SimulateOptions& o) {
               {"breakdown", breakdown_json(p.sim.breakdown)},
               {"provenance", provenance_json(l, p)},
               {"notes", p.check.notes}};
+    if (m.optimizer_step.value > 0) j["memory"]["optimizer_step_GiB"] = gib(m.optimizer_step);
     if (!l.gpu_note.empty()) j["notes"].push_back(l.gpu_note);
     if (const std::string n = host_bound_note(l, p); !n.empty()) j["notes"].push_back(n);
     print_stdout(j.dump(2));

@@ -183,9 +183,15 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
     double peak = start;
     for (const MemoryEvent* m : mem) peak = std::max(peak, m->total_allocated);
     const double act = a0 >= 0.0 && aL >= a0 ? (aL - a0) / model.layers : 0.0;
+    double opt_peak = 0.0;  // the optimizer step's own peak: states, gradients and its temporaries
+    for (const MemoryEvent* m : mem) {
+      for (const auto& w : st.optimizer_windows)
+        if (m->ts >= w.first && m->ts <= w.second) opt_peak = std::max(opt_peak, m->total_allocated);
+    }
     memory["measured"] = {{"states_bytes", std::max(0.0, start)},
                           {"activations_per_layer_bytes", act},
                           {"rest_bytes", std::max(0.0, peak - start - model.layers * act)},
+                          {"optimizer_peak_bytes", opt_peak},
                           {"note", "from the trace's [memory] events: allocated before the step, the forward's growth "
                                    "per layer, and the rest at the step's peak (" + std::to_string(peak / 1073741824.0) +
                                    " GiB)"}};

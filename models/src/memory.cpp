@@ -126,6 +126,10 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
   b.recompute_workspace = b.recompute_workspace * kr;
   b.zero3_gather = b.zero3_gather * kr;
   b.framework_copies = b.framework_copies * kr;
+  if (rules.measured_optimizer_peak && states_tr > 0.0) {
+    const double peak = *rules.measured_optimizer_peak * states / states_tr;
+    b.optimizer_step = Bytes(std::max(0.0, peak - (b.total() - b.overhead).value));
+  }
   b.overhead = o.framework_overhead;
   return b;
 }

@@ -41,6 +41,15 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
     h.per_step = Seconds(k * 2.0);  // zero_grad and one fused optimizer launch per parameter group
     host = h;
   }
+  if (host) {
+    // The optimizer's kernels run while its host issues the next ones: only the host time beyond the step's
+    // optimizer GPU time is exposed (the optimizer is one task here, which would serialize the two).
+    const double params = static_cast<double>(params_per_tp_rank(model, even_layout(model, plan.pp, plan.vpp), 0,
+                                                                  plan.tp, o.build.costs.vocab_multiple).total());
+    const double shard = plan.zero >= 1 && plan.dp > 1 ? plan.dp : 1.0;
+    const Seconds gpu = optimizer_cost(params / shard, model, plan, compute, o.build.costs).time;
+    host->per_step = host->per_step > gpu ? host->per_step - gpu : Seconds(0.0);
+  }
   if (host) bo.per_layer_tasks = true;  // host dispatch is per layer (sim/host_dispatch.hpp)
   if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
   auto graph = build_task_graph(model, plan, cluster, compute, bo);

@@ -168,10 +168,11 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     m.zero3_gather = optional_expr(mem, "zero3_gather", mt, 0.0);
     m.framework_copies = optional_expr(mem, "framework_copies", mt, 0.0);
     const auto meas = mem.find("measured");
-    if (meas) meas->expect_keys({"states_bytes", "activations_per_layer_bytes", "rest_bytes", "note"});
+    if (meas) meas->expect_keys({"states_bytes", "activations_per_layer_bytes", "rest_bytes", "optimizer_peak_bytes", "note"});
     m.measured_states = measured(meas, "states_bytes");
     m.measured_activations_per_layer = measured(meas, "activations_per_layer_bytes");
     m.measured_rest = measured(meas, "rest_bytes");
+    m.measured_optimizer_peak = measured(meas, "optimizer_peak_bytes");
 
     if (auto h = root.find("host"); h && h->has("per_kernel_s")) {
       h->expect_keys({"per_kernel_s", "source", "method", "note"});
@@ -212,7 +213,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
         if (in(base)) s.trace_values_[static_cast<std::size_t>(s.table_.find(name))] = value.as_number();
       }
       s.eval_vars(s.trace_values_, s.vars_);
-      if (m.measured_states || m.measured_activations_per_layer || m.measured_rest) {
+      if (m.measured_states || m.measured_activations_per_layer || m.measured_rest || m.measured_optimizer_peak) {
         s.trace_memory_values_ = s.trace_values_;
         s.trace_memory_values_.resize(s.memory_table_.size(), 0.0);
         for (const auto& [name, value] : trace.symbols) {

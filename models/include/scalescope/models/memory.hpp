@@ -73,9 +73,12 @@ struct MemoryBreakdown {
   Bytes zero3_gather;         ///< ZeRO-3: unsharded weights of two layers
   Bytes framework_copies;     ///< e.g. eager PyTorch: autocast's bf16 weight copies + DDP gradient buckets
   Bytes overhead;             ///< MemoryOptions::framework_overhead
+  /// How far the optimizer step's own peak (states, gradients and the optimizer's temporaries, measured by an
+  /// imported stack) rises above the parts above; 0 when the forward/backward peak is the higher one.
+  Bytes optimizer_step;
   Bytes total() const {
     return weights + grads + optimizer + activations + embedding_logits + recompute_workspace +
-           zero3_gather + framework_copies + overhead;
+           zero3_gather + framework_copies + optimizer_step + overhead;
   }
   bool fits(Bytes capacity) const { return total() <= capacity; }
 };

@@ -81,6 +81,9 @@ struct StackMemory {
   /// Measured anchors (imported stacks): the value at the trace's memory symbols; the rule's value is then
   /// scaled as the rows' times are (measured x rule(plan) / rule(trace)).
   std::optional<double> measured_states, measured_activations_per_layer, measured_rest;
+  /// The optimizer step's peak (allocated bytes, measured), scaled with the states rule; the rank's peak is the
+  /// larger of it and the forward/backward peak.
+  std::optional<double> measured_optimizer_peak;
 };
 
 /// The trace a stack was imported from: the symbol values of its shape, for measured rows.
