@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "scalescope/calibrate/fit.hpp"
+#include "scalescope/calibrate/profile.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
@@ -24,8 +25,11 @@ Expected<HardwareModels> load_hardware_models(const std::string& calibration, co
     collective_source = desc;
     // A calibration profile also carries GEMM, bandwidth and launch measurements; a collective
     // parameter file does not (then compute stays on the datasheet roofline).
+    // The same test as load_collective_calibration's: a file is a profile only when its schema says so
+    // (`calibrate fit -o` writes "scalescope.collective_params/1", which is a parameters file).
     auto doc = read_json_file(calibration);
-    const bool params_file = doc && doc->is_object() && !doc->contains("schema");
+    const bool params_file = doc && doc->is_object() &&
+                             !(doc->contains("schema") && (*doc)["schema"] == std::string(kProfileSchema));
     if (!params_file) {
       auto cp = models::load_compute_profile_by_name_or_path(calibration);
       if (!cp) return cp.error();
