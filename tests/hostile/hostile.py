@@ -57,9 +57,13 @@ def raw_json(doc, replace=None):
 def run(loader, args, rc, message, size=0, timeout=60, check=None):
     """Runs BIN args; passes when the exit code is rc (an int or a tuple of them) and stderr (stdout too for
     exit 0) matches message. Time and peak memory are the child's own (wait4)."""
+    if not size:  # the largest input file among the arguments
+        size = max([os.path.getsize(a) for a in args if a.startswith(tmp) and os.path.isfile(a)] or [0])
+    # GNU time reports the child's own peak RSS (a child forked from this Python process would inherit its size).
+    timer_cmd = ["/usr/bin/time", "-f", "@@rss %M"] if os.path.exists("/usr/bin/time") else []
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
-        p = subprocess.Popen([BIN] + args, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, cwd=ROOT)
+        p = subprocess.Popen(timer_cmd + [BIN] + args, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, cwd=ROOT)
         timer = threading.Timer(timeout, p.kill)
         timer.start()
         _, status, usage = os.wait4(p.pid, 0)
@@ -69,6 +73,14 @@ def run(loader, args, rc, message, size=0, timeout=60, check=None):
         out_f.seek(0)
         err_f.seek(0)
         out, err = out_f.read().decode("utf-8", "replace"), err_f.read().decode("utf-8", "replace")
+    rss_kib = usage.ru_maxrss
+    m = re.search(r"@@rss (\d+)\s*$", err)
+    if m:
+        rss_kib, err = int(m.group(1)), err[:m.start()]
+    if "Command terminated by signal" in err or "Command exited with non-zero status" in err:
+        err = re.sub(r"Command (terminated by signal|exited with non-zero status) \d+\n?", "", err)
+        if got_status_signal(status):
+            p.returncode = -got_status_signal(status)
     got_rc = "timeout" if timed_out else p.returncode
     seconds = time.monotonic() - t0
     crashed = timed_out or got_rc < 0 or "Sanitizer" in err or "runtime error:" in err
@@ -78,12 +90,18 @@ def run(loader, args, rc, message, size=0, timeout=60, check=None):
         why = check(out, err)
         ok = why is None
         err = err + ("" if why is None else "\ncheck failed: " + why)
-    results.append((loader, ok, got_rc, size, seconds, usage.ru_maxrss, crashed))
+    results.append((loader, ok, got_rc, size, seconds, rss_kib, crashed))
     label = " ".join(a if len(a) < 60 else a[:57] + "..." for a in args)
-    print(("PASS" if ok else "FAIL") + f" [{loader}] rc={got_rc} ({seconds:.2f} s, {usage.ru_maxrss // 1024} MiB) {label}")
+    print(("PASS" if ok else "FAIL") + f" [{loader}] rc={got_rc} ({seconds:.2f} s, {rss_kib // 1024} MiB) {label}")
     if not ok:
         print(f"    expected rc {rc} and /{message}/; stderr: {err.strip()[-600:]}")
     return ok
+
+
+def got_status_signal(status):
+    """GNU time exits 128+N when its child died of signal N: report that as a signal, as the child's own."""
+    code = os.waitstatus_to_exitcode(status)
+    return code - 128 if code > 128 else 0
 
 
 def model_case(name, doc_text, rc, message, loader="model"):
