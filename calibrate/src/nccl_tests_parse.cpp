@@ -134,6 +134,7 @@ struct Parser {
   std::set<int> ranks_seen;  ///< ranks of the current test's device lines
 
   void note_context(int line, const std::string& text) {
+    if (text.find("_perf") == std::string::npos) return;  // the regex only on lines that can match (speed)
     if (auto p = program_in(text)) context_program = {line, *p};
   }
 
@@ -342,7 +343,9 @@ struct Parser {
       // Output tags of launchers: Open MPI --tag-output "[1,0]<stdout>:", srun --label " 0: ".
       static const std::regex tag(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
       std::smatch m;
-      if (std::regex_search(raw, m, tag)) raw = m.suffix().str();
+      const auto lead = raw.find_first_not_of(' ');
+      const bool may_be_tagged = lead != std::string::npos && (raw[lead] == '[' || (raw[lead] >= '0' && raw[lead] <= '9'));
+      if (may_be_tagged && std::regex_search(raw, m, tag)) raw = m.suffix().str();
       ++line;
       const std::string s = trim(raw);
       if (!s.empty() && s[0] == '#') {
