@@ -36,7 +36,7 @@ int run_fit(const FitCmd& o) {
   if (!fit) return report(cmd, fit.error());
   const Json params = to_json(fit->params);
   if (!o.output.empty()) {
-    auto w = write_file_atomic(o.output, params.dump(2) + "\n");
+    auto w = write_file_atomic(o.output, dump_json(params) + "\n");
     if (!w) return report(cmd, w.error());
     std::cerr << "scalescope " << cmd << ": wrote " << o.output << "\n";
   }
@@ -46,10 +46,9 @@ int run_fit(const FitCmd& o) {
     for (const auto& v : rep.values)
       values.push_back({{"name", v.name}, {"value", v.value}, {"before", v.before}, {"unit", v.unit}, {"rows", v.rows},
                         {"method", v.method}});
-    print_stdout(Json{{"profile", o.common.profile}, {"cluster", loaded->cluster->name()},
+    print_stdout(dump_json(Json{{"profile", o.common.profile}, {"cluster", loaded->cluster->name()},
                       {"fit_groups", fopt->groups}, {"fit_ops", fopt->ops}, {"values", values}, {"notes", rep.notes},
-                      {"params", params}}
-                     .dump(2));
+                      {"params", params}}));
     return 0;
   }
   Table t;

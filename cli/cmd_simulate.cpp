@@ -67,6 +67,9 @@ Expected<Loaded> load(const SimulateOptions& o) {
   auto plan = models::parse_plan_or_file(o.plan);
   if (!plan) return plan.error();
   l.plan = *plan;
+  // The plan's own rules first (sizes and their products at 64 bits): a plan of 2^48 GPUs fails here,
+  // before a cluster is built for it. predict() checks it again against the cluster's GPU count.
+  if (auto check = models::validate(l.plan, l.model, 0); !check) return check.error();
   ClusterOptions copt;
   copt.nodes = o.nodes;
   copt.gpus = o.gpus;
@@ -214,6 +217,9 @@ int run(const SimulateOptions& o) {
     return report(cmd, input_error("", "--attention", "expected flash | unfused, got '" + o.attention + "'"));
   if (o.intra_node != "analytical" && o.intra_node != "flow")
     return report(cmd, input_error("", "--intra-node", "expected analytical | flow, got '" + o.intra_node + "'"));
+  if (!o.trace.empty()) {  // a FIFO, device, folder or link as --trace fails now, not after the simulation
+    if (auto ok = check_output_target(o.trace); !ok) return report(cmd, ok.error());
+  }
   auto loaded = load(o);
   if (!loaded) return report(cmd, loaded.error());
   const Loaded& l = *loaded;
@@ -272,7 +278,7 @@ int run(const SimulateOptions& o) {
     if (m.optimizer_step.value > 0) j["memory"]["optimizer_step_GiB"] = gib(m.optimizer_step);
     if (!l.gpu_note.empty()) j["notes"].push_back(l.gpu_note);
     if (const std::string n = host_bound_note(l, p); !n.empty()) j["notes"].push_back(n);
-    print_stdout(j.dump(2));
+    print_stdout(dump_json(j));
     return 0;
   }
   if (o.format == Format::csv) {

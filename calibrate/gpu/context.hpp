@@ -72,7 +72,6 @@ class Profile {
   std::mutex write_mu_;  // one file write at a time
   Json doc_ = Json::object();
   std::string path_;
-  unsigned serial_ = 0;
 };
 
 class RunContext {

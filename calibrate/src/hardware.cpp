@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "scalescope/calibrate/fit.hpp"
+#include "scalescope/calibrate/profile.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/sim/data_files.hpp"
 #include "scalescope/sim/json_reader.hpp"
@@ -112,7 +113,11 @@ Expected<HardwareModels> load_hardware_models(const std::string& calibration, co
   for (const std::string& file : files) {
     auto doc = read_json_file(file);
     if (!doc) return doc.error();
-    const bool params_file = doc->is_object() && !doc->contains("schema");
+    // A file is a profile only when its schema says so (`calibrate fit -o` writes
+    // "scalescope.collective_params/1", a parameters file; measure_attention.py an attention measurement).
+    const std::string schema = doc->is_object() ? doc->value("schema", "") : "";
+    const bool params_file = doc->is_object() && schema != kProfileSchema &&
+                             schema != "scalescope.attention-measurement/1";
     // Fabric part: collective rows of a profile, or a collective-parameters file (`calibrate fit -o`).
     if (!have_collectives && (params_file || has_rows(*doc, "collectives"))) {
       std::string desc;
@@ -122,7 +127,7 @@ Expected<HardwareModels> load_hardware_models(const std::string& calibration, co
       hw.collective_source = desc;
       have_collectives = true;
     }
-    const bool attention_file = doc->is_object() && doc->value("schema", "") == "scalescope.attention-measurement/1";
+    const bool attention_file = schema == "scalescope.attention-measurement/1";
     if (params_file || (!attention_file && !has_gpu_part(*doc))) continue;
     Expected<models::ComputeProfile> cp = input_error(file, "", "");
     if (attention_file) {  // validation/attention/measure_attention.py output: the attention part alone

@@ -38,16 +38,22 @@ int to_int(const JsonCursor& c) {
 }
 
 void check_or_throw(const ModelSpec& s, const std::string& file) {
-  const auto positive = [&](const char* key, std::int64_t v) {
-    if (v <= 0) fail(file, key, "expected a positive integer, got " + std::to_string(v));
+  // Plausible ranges (docs/plausible-ranges.md): far above any published model, low enough that the
+  // exact counts stay inside 64-bit integers and the results inside what a double holds exactly.
+  const auto in_range = [&](const char* key, std::int64_t v, std::int64_t max) {
+    if (v <= 0 || v > max)
+      fail(file, key, "expected a positive integer at most " + std::to_string(max) + ", got " + std::to_string(v));
   };
-  positive("layers", s.layers);
-  positive("hidden", s.hidden);
-  positive("heads", s.heads);
-  positive("kv_heads", s.kv_heads);
-  positive("ffn_hidden", s.ffn_hidden);
-  positive("vocab", s.vocab);
-  positive("seq_len", s.seq_len);
+  in_range("layers", s.layers, kMaxModelLayers);
+  in_range("hidden", s.hidden, kMaxModelWidth);
+  in_range("heads", s.heads, kMaxModelHeads);
+  in_range("kv_heads", s.kv_heads, kMaxModelHeads);
+  in_range("ffn_hidden", s.ffn_hidden, kMaxModelWidth * 4);
+  in_range("vocab", s.vocab, kMaxModelVocab);
+  in_range("seq_len", s.seq_len, kMaxModelSeqLen);
+  if (s.head_dim > kMaxModelWidth)
+    fail(file, "head_dim", "expected a positive integer at most " + std::to_string(kMaxModelWidth) + ", got " +
+                               std::to_string(s.head_dim));
   if (s.head_dim < 0)
     fail(file, "head_dim", "expected a positive integer, got " + std::to_string(s.head_dim));
   if (s.kv_heads > s.heads || s.heads % s.kv_heads != 0) {

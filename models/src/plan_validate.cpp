@@ -34,6 +34,12 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     if (p.zero < 0 || p.zero > 3)
       reject("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + std::to_string(p.zero));
     if (!(p.bucket_MB > 0)) reject("bucket_MB", "expected a positive number");
+    // Products of plan sizes at 64 bits (65536 x 65536 wraps an int to 0), bounded before any use.
+    const long long gpus = static_cast<long long>(p.tp) * p.pp * p.dp;
+    if (gpus > kMaxPlanGpus)
+      reject("dp", "tp*pp*dp=" + std::to_string(gpus) + " exceeds the " + std::to_string(kMaxPlanGpus) +
+                       " GPUs a plan may span");
+    const long long mbs_dp = static_cast<long long>(p.mbs) * p.dp;
 
     // Tensor parallelism splits heads (and KV groups) and the MLP columns across ranks.
     divides("tp", p.tp, "heads", m.heads);
@@ -45,8 +51,9 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     if (p.schedule == Schedule::interleaved) {
       if (p.pp < 2) reject("schedule", "schedule=interleaved needs pp > 1, got " + kv("pp", p.pp));
       if (p.vpp < 2) reject("vpp", "schedule=interleaved needs vpp > 1, got " + kv("vpp", p.vpp));
-      if (m.layers % (p.pp * p.vpp) != 0) {
-        reject("vpp", "pp*vpp=" + std::to_string(p.pp * p.vpp) + " does not divide " +
+      const long long stages = static_cast<long long>(p.pp) * p.vpp;
+      if (m.layers % stages != 0) {
+        reject("vpp", "pp*vpp=" + std::to_string(stages) + " does not divide " +
                           kv("layers", m.layers));
       }
     } else {
@@ -57,11 +64,14 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     }
 
     // The global batch is split into dp replicas of m micro-batches of mbs sequences.
-    if (p.gbs % (p.mbs * p.dp) != 0) {
-      reject("gbs",
-             kv("gbs", p.gbs) + " is not divisible by mbs*dp=" + std::to_string(p.mbs * p.dp));
+    if (p.gbs % mbs_dp != 0) {
+      reject("gbs", kv("gbs", p.gbs) + " is not divisible by mbs*dp=" + std::to_string(mbs_dp));
     }
     const int m_count = p.num_microbatches();
+    // The builders make tasks per micro-batch: a bound keeps memory and time bounded by the model.
+    if (m_count > kMaxMicrobatches)
+      reject("gbs", "gbs/(mbs*dp)=" + std::to_string(m_count) + " micro-batches per pipeline exceed the limit of " +
+                        std::to_string(kMaxMicrobatches) + " (raise mbs or dp)");
     if (p.schedule == Schedule::interleaved && m_count % p.pp != 0) {
       reject("gbs", "schedule=interleaved needs the number of micro-batches (" +
                         std::to_string(m_count) + ") to be a multiple of " + kv("pp", p.pp) +
@@ -76,7 +86,7 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     }
 
     if (gpus_available > 0) {
-      if (p.gpus() > gpus_available) {
+      if (gpus > gpus_available) {
         reject("dp", "tp*pp*dp=" + std::to_string(p.gpus()) + " exceeds the " +
                          std::to_string(gpus_available) + " GPUs available");
       }

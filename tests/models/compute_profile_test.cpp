@@ -75,7 +75,8 @@ TEST(ComputeProfile, WrongSchemaAndBadNumbersAreInputErrors) {
       Json::parse(R"({"schema": "scalescope.calibration/1", "gemm": [{"dtype": "bf16", "m": 0, "n": 1, "k": 1, "time_us": 1}]})"),
       "d.json");
   ASSERT_FALSE(b.has_value());
-  EXPECT_EQ(b.error().str(), "d.json: $.gemm[0].m: expected a positive integer, got 0");
+  // GEMM sizes: 1 .. 2^20 each, so 2*m*n*k stays inside 64 bits (docs/plausible-ranges.md).
+  EXPECT_EQ(b.error().str(), "d.json: $.gemm[0].m: expected an integer from 1 to 1048576, got 0");
   EXPECT_EQ(b.error().exit_code(), 2);
 }
 

@@ -39,5 +39,7 @@ struct FrameworkHostCost {
 /// {module, tensor_parallel, optional tensor_parallel_by_processes {"<N>": s}} in seconds, > 0,
 /// process counts integers >= 1; other documentation keys are kept out of the model).
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path);
+/// The same from a parsed document (`path` names it in errors).
+Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const std::string& path);
 
 }  // namespace scalescope::models

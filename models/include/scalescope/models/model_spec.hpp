@@ -19,6 +19,13 @@ enum class NormKind { layernorm, rmsnorm };  ///< layernorm: weight + bias (2h);
 /// embedding output; alibi: a bias inside the attention kernel (no parameters, no separate kernels); none: nothing.
 enum class Positional { rope, learned, alibi, none };
 
+/// Upper bounds check_model() enforces (docs/plausible-ranges.md gives the reasons).
+inline constexpr std::int64_t kMaxModelLayers = 16384;
+inline constexpr std::int64_t kMaxModelWidth = 1 << 20;  ///< hidden and head_dim; ffn_hidden: 4x
+inline constexpr std::int64_t kMaxModelHeads = 65536;
+inline constexpr std::int64_t kMaxModelVocab = 1 << 24;
+inline constexpr std::int64_t kMaxModelSeqLen = 1 << 24;
+
 /// A decoder-only transformer as the counts, the memory model and the task graphs see it.
 ///
 /// Native JSON (every key below; unknown keys are rejected):

@@ -41,9 +41,13 @@ struct Plan {
   /// Sequence length of the run (Megatron's --seq-length); 0: the model's seq_len. with_plan_seq() applies it.
   int seq = 0;
 
-  int gpus() const { return tp * pp * dp; }
-  /// Micro-batches per pipeline per iteration: gbs / (mbs * dp).
-  int num_microbatches() const { return gbs / (mbs * dp); }
+  /// tp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
+  int gpus() const {
+    const long long g = static_cast<long long>(tp) * pp * dp;
+    return g > 2147483647LL ? 2147483647 : static_cast<int>(g);
+  }
+  /// Micro-batches per pipeline per iteration: gbs / (mbs * dp) (the product at 64 bits).
+  int num_microbatches() const { return static_cast<int>(gbs / (static_cast<long long>(mbs) * dp)); }
 };
 
 std::string_view to_string(Schedule s);
@@ -69,6 +73,11 @@ std::string to_string(const Plan& p);
 Json to_json(const Plan& p);
 bool operator==(const Plan& a, const Plan& b);
 
+/// Limits validate() enforces: GPUs one plan spans, and micro-batches per pipeline per iteration
+/// (the task graph holds tasks per micro-batch; 65,536 is far beyond any real gradient accumulation).
+inline constexpr long long kMaxPlanGpus = 1LL << 24;
+inline constexpr int kMaxMicrobatches = 65536;
+
 /// What a valid plan still deserves a remark about (fewer GPUs used than available, ZeRO with
 /// dp=1...).
 struct PlanCheck {
@@ -79,7 +88,8 @@ struct PlanCheck {
 /// vocabulary is padded, Megatron-style, so it need not divide); pp divides layers (pp*vpp for
 /// interleaved); gbs divisible by mbs*dp; interleaved needs pp > 1, vpp > 1 and microbatches % pp
 /// == 0 (Megatron's rule), vpp > 1 needs interleaved; sp needs tp > 1 and seq_len % tp == 0; zero
-/// in 0..3; tp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips
+/// in 0..3; tp*pp*dp <= kMaxPlanGpus (products at 64 bits), gbs/(mbs*dp) <= kMaxMicrobatches;
+/// tp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips
 /// this). Errors have file "plan" and the key as path, e.g. "plan: tp: tp=3 does not divide
 /// heads=32".
 Expected<PlanCheck> validate(const Plan& plan, const ModelSpec& model, int gpus_available);
