@@ -40,7 +40,8 @@ FlowNetwork::~FlowNetwork() {
 }
 
 FlowId FlowNetwork::start(std::span<const int> resources, Bytes size, DoneFn on_done, Seconds latency,
-                          BytesPerSecond rate_cap) {
+                          BytesPerSecond rate_cap, std::uint32_t count) {
+  assert(count >= 1 && "FlowNetwork::start: count must be at least 1");
   assert(size.value >= 0.0 && "FlowNetwork::start: negative size");
   assert(latency.value >= 0.0 && "FlowNetwork::start: negative latency");
   assert(rate_cap.value >= 0.0 && "FlowNetwork::start: negative rate cap");
@@ -67,6 +68,7 @@ FlowId FlowNetwork::start(std::span<const int> resources, Bytes size, DoneFn on_
   fl.remaining = size.value;
   fl.rate = 0.0;
   fl.cap = rate_cap.value;
+  fl.count = count;
   fl.start = engine_.now();
   fl.transfer = 0;
   fl.last_update = engine_.now();
@@ -195,7 +197,7 @@ void FlowNetwork::finish(std::uint32_t f) {
     if (fl.state == State::transferring) {
       // A completion stays scheduled only while the rate it was computed from holds, so the
       // bytes left as of last_update are exactly what moved since.
-      const double moved = std::max(fl.remaining, 0.0);
+      const double moved = std::max(fl.remaining, 0.0) * fl.count;
       bool others = false;
       for (const Hop& hop : fl.hops) {
         const int r = hop.resource;
@@ -291,8 +293,7 @@ Bytes FlowNetwork::bytes_carried(int resource) const {
     const Flow& fl = flows_[u.flow];
     const SimTime dt = engine_.now() - fl.last_update;
     if (fl.rate <= 0.0 || dt <= 0) continue;
-    total +=
-        std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0));
+    total += std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0)) * fl.count;
   }
   return Bytes(total);
 }
@@ -304,6 +305,7 @@ FlowInfo FlowNetwork::info(const Flow& fl, FlowId id, Route& route) const {
   for (const Hop& hop : fl.hops) route.push_back(hop.resource);
   fi.resources = std::span<const int>(route.data(), route.size());  // valid while `route` lives
   fi.size = Bytes(fl.size);
+  fi.count = fl.count;
   fi.start = fl.start;
   fi.transfer = fl.transfer;
   return fi;

@@ -73,7 +73,7 @@ void FlowNetwork::solve_component(std::size_t flow_begin, std::size_t flow_end,
   if (flow_end - flow_begin == 1) {  // alone on its resources: the tightest of them, or its cap
     const Flow& fl = flows_[comp_flows_[flow_begin]];
     double x = fl.cap;
-    for (const Hop& hop : fl.hops) x = std::min(x, capacity_[hop.resource]);
+    for (const Hop& hop : fl.hops) x = std::min(x, capacity_[hop.resource] / fl.count);
     local_rate_[flow_begin] = x;
     return;
   }
@@ -85,13 +85,18 @@ void FlowNetwork::solve_component(std::size_t flow_begin, std::size_t flow_end,
   local_offsets_.assign(1, 0);
   local_resources_.clear();
   local_bound_.clear();
+  local_count_.clear();
+  bool aggregated = false;
   for (std::size_t j = flow_begin; j < flow_end; ++j) {
     const Flow& fl = flows_[comp_flows_[j]];
     for (const Hop& hop : fl.hops) local_resources_.push_back(res_local_[hop.resource]);
     local_offsets_.push_back(static_cast<std::uint32_t>(local_resources_.size()));
     local_bound_.push_back(fl.cap);
+    local_count_.push_back(fl.count);
+    aggregated = aggregated || fl.count > 1;
   }
-  solver_.solve(MaxMinInput{local_capacity_, local_offsets_, local_resources_, local_bound_},
+  solver_.solve(MaxMinInput{local_capacity_, local_offsets_, local_resources_, local_bound_,
+                            aggregated ? std::span<const std::uint32_t>(local_count_) : std::span<const std::uint32_t>()},
                 std::span<double>(local_rate_).subspan(flow_begin, flow_end - flow_begin));
 }
 
@@ -111,7 +116,7 @@ void FlowNetwork::resolve() {
       const double moved =
           std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0));
       fl.remaining -= moved;
-      for (const Hop& hop : fl.hops) carried_[hop.resource] += moved;
+      for (const Hop& hop : fl.hops) carried_[hop.resource] += moved * fl.count;
     }
     fl.last_update = now;
   }

@@ -29,7 +29,8 @@ struct FlowId {
 struct FlowInfo {
   FlowId id;
   std::span<const int> resources;
-  Bytes size;
+  Bytes size;                ///< of each of the `count` flows
+  std::uint32_t count = 1;   ///< identical flows this one stands for (start()'s `count`)
   SimTime start = 0;     ///< when start() was called
   SimTime transfer = 0;  ///< when the latency ended and bytes began to move (finished only)
   SimTime end = 0;       ///< completion time (finished only)
@@ -82,14 +83,18 @@ class FlowNetwork {
   /// (instantly when uncapped).
   /// The resources are copied into the flow's slot, whose storage is reused from flow to flow
   /// (no allocation per flow once the slots have grown).
+  /// `count` > 1 starts that many identical flows (same resources, size, latency and cap, started
+  /// now) as one aggregate: they always have the same max-min rate (maxmin.hpp, multiplicity),
+  /// so they finish together and on_done runs once for all of them; rate_Bps() and remaining()
+  /// are each flow's, bytes_carried() counts all of them.
   FlowId start(std::span<const int> resources, Bytes size, DoneFn on_done,
                Seconds latency = Seconds(0.0),
-               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate));
+               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate), std::uint32_t count = 1);
   FlowId start(std::initializer_list<int> resources, Bytes size, DoneFn on_done,
                Seconds latency = Seconds(0.0),
-               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate)) {
+               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate), std::uint32_t count = 1) {
     return start(std::span<const int>(resources.begin(), resources.size()), size, std::move(on_done), latency,
-                 rate_cap);
+                 rate_cap, count);
   }
 
   /// Changes a resource's capacity (>= 0) from now on; rates are re-solved at the end of
@@ -134,6 +139,7 @@ class FlowNetwork {
     double remaining = 0.0;  // bytes left as of last_update
     double rate = 0.0;       // bytes/s
     double cap = kUnboundedRate;
+    std::uint32_t count = 1;  // identical flows aggregated in this one
     SimTime start = 0;
     SimTime transfer = 0;
     SimTime last_update = 0;
@@ -218,6 +224,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> local_offsets_;
   std::vector<std::uint32_t> local_resources_;
   std::vector<double> local_bound_;
+  std::vector<std::uint32_t> local_count_;
   std::vector<double> local_rate_;
   std::vector<Completion> completions_;
   MaxMinSolver solver_;
