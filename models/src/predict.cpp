@@ -8,6 +8,10 @@
 
 namespace scalescope::models {
 
+bool rail_classes_exact(const Plan& plan, const Cluster& cluster, bool analytical_intra_node) {
+  return analytical_intra_node && plan.tp > 1 && cluster.rail_symmetric() && cluster.gpus_per_node() % plan.tp == 0;
+}
+
 Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
                              const CollectiveModel& collectives, const ComputeModel& compute,
                              const PredictOptions& o) {
@@ -15,6 +19,8 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   if (!check) return check.error();
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
+  bo.tp_classes = !bo.symmetric && o.fidelity == Fidelity::flow && o.rail_classes &&
+                  rail_classes_exact(plan, cluster, o.analytical_intra_node);
   const std::optional<FrameworkHostCost>& host = o.host ? o.host : compute.host_cost();
   if (host) bo.per_layer_tasks = true;  // host dispatch is per layer (sim/host_dispatch.hpp)
   if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
