@@ -327,7 +327,7 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
     boost::dijkstra_shortest_paths(fg, v, boost::distance_map(dist.data()).distance_inf(kCostInf));
     std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(v * P));
   }
-  c.rail_symmetric_ = rail_symmetric(c, n);
+  c.rail_symmetric_ = f.rail_planes && rail_symmetric(c, n);
 
   // Every GPU reaches a NIC and is reached from one (the fabric itself is connected by
   // construction).

@@ -50,7 +50,7 @@ TEST(LargeTopologies, MultiplaneReaches131072GpusWithHandDerivedRouteLengths) {
 TEST(LargeTopologies, RailsOfASymmetricClusterAreDisjointAndTakeTheSameChoices) {
   // Rail symmetry (cluster.hpp): GPU t's routes between two nodes use rail t's links only and
   // the same spine as GPU 0's route between the same nodes with the same key.
-  for (const char* name : {"h100-ndr-multiplane", "h100-rail-ndr", "h200-spectrum-x"}) {
+  for (const char* name : {"h100-ndr-multiplane", "h200-ndr-multiplane", "h100-ndr-multiplane-2to1"}) {
     SCOPED_TRACE(name);
     const Cluster c = must_load(topology_file(name), ClusterOptions{{}, 1024});
     ASSERT_TRUE(c.rail_symmetric());
@@ -73,9 +73,12 @@ TEST(LargeTopologies, RailsOfASymmetricClusterAreDisjointAndTakeTheSameChoices) 
   }
 }
 
-TEST(LargeTopologies, ThreeTierRailAlignedSuperpodIsNotRailSymmetric) {
-  // Its aggregation-core links carry every rail; GB200 NVL72's leaves are not rail-aligned.
+TEST(LargeTopologies, OnlyRailPlaneFabricsAreRailSymmetric) {
+  // superpod-a100's aggregation-core links carry every rail; GB200 NVL72's leaves are not
+  // rail-aligned; single-plane rail-optimized fabrics keep their hashed NIC choice (cluster.hpp).
   EXPECT_FALSE(must_load(topology_file("superpod-a100")).rail_symmetric());
+  EXPECT_FALSE(must_load(topology_file("h100-rail-ndr")).rail_symmetric());
+  EXPECT_FALSE(must_load(topology_file("h200-spectrum-x")).rail_symmetric());
   EXPECT_FALSE(must_load(topology_file("gb200-nvl72")).rail_symmetric());
 }
 

@@ -120,10 +120,10 @@ class Cluster {
   /// The file's fabric kind. A single-node cluster is built without fabric switches (its NICs
   /// then lead nowhere), whatever the kind.
   FabricKind fabric_kind() const { return fabric_kind_; }
-  /// True when the rails are disjoint and alike: more than one node, one NIC per GPU with rails
-  /// 0..G-1 (GPU g's own NIC is the rail-g NIC and no other NIC is nearer to it), and no fabric link
-  /// joins two switches that serve no single rail (rail-aligned leaves, spines above them; not the
-  /// aggregation-core links of a 3-tier tree, which carry every rail). Traffic that stays on its
+  /// True when the rails are disjoint and alike: a rail_optimized fabric with one plane per rail,
+  /// more than one node, one NIC per GPU with rails 0..G-1 (GPU g's own NIC is the rail-g NIC and no
+  /// other NIC is nearer to it), and no fabric link joins two switches that serve no single rail.
+  /// (Single-plane fabrics keep hashing each flow over equally near NICs, as before.) Traffic that stays on its
   /// GPU's rail then never meets another rail's, and equal choices on every rail are made alike
   /// (route()), so simulating GPU 0's rail stands for all of them (models' TP rail classes).
   bool rail_symmetric() const { return rail_symmetric_; }
