@@ -4,7 +4,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-      libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev libqt6charts6-dev libqt6svg6-dev
+      libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev
       xvfb xauth)
 missing=()
 for p in "${PKGS[@]}"; do
