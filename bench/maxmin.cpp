@@ -30,7 +30,7 @@ void BM_MaxMinRing(benchmark::State& state) {
   std::vector<double> rate(n);
   MaxMinSolver solver;
   for (auto _ : state) {
-    solver.solve(MaxMinInput{capacity, offsets, resources, {}}, rate);
+    solver.solve(MaxMinInput{capacity, offsets, resources, {}, {}}, rate);
     benchmark::DoNotOptimize(rate.data());
   }
   state.counters["flows_per_s"] =

@@ -1,5 +1,8 @@
 // `scalescope import nccl-tests`: nccl-tests logs -> a calibration profile (out-of-place columns).
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -7,6 +10,9 @@
 
 #include "cli_common.hpp"
 #include "scalescope/calibrate/nccl_tests.hpp"
+#include "scalescope/calibrate/topo_node.hpp"
+#include "scalescope/sim/cluster.hpp"
+#include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::cli {
 
@@ -72,6 +78,59 @@ int run_import(const ImportNcclOptions& o) {
   return 0;
 }
 
+struct ImportTopoOptions {
+  std::string file, output, gpu_from, name = "imported-node";
+  double nvlink_GBps = 26.562, pcie_GBps = 63.0, upi_GBps = 64.0;
+};
+
+Expected<std::string> read_text_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return input_error(file, "", "cannot open the file for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (std::size_t{64} << 20)) return input_error(file, "", "expected at most 64 MiB of text");
+  return ss.str();
+}
+
+// `scalescope import nvidia-smi-topo FILE`: a one-node cluster file (calibrate/topo_node.hpp).
+int run_import_topo(const ImportTopoOptions& o) {
+  const std::string cmd = "import nvidia-smi-topo";
+  if (o.gpu_from.empty())
+    return report(cmd, input_error("", "--gpu-from", "a cluster name or file whose GPU the node has is required"));
+  for (auto [key, v] : {std::pair{"--nvlink-GBps", o.nvlink_GBps}, std::pair{"--pcie-GBps", o.pcie_GBps},
+                        std::pair{"--upi-GBps", o.upi_GBps}})
+    if (!(v > 0.0 && v < 1e6)) return report(cmd, input_error("", key, "expected a positive bandwidth in GB/s"));
+  auto text = read_text_file(o.file);
+  if (!text) return report(cmd, text.error());
+  auto from = load_cluster_by_name_or_path(o.gpu_from, ClusterOptions{1, {}});
+  if (!from) return report(cmd, from.error());
+  const GpuSpec& g = from->gpu_spec();
+  Json peaks = Json::object();
+  for (const char* dtype : {"fp8", "bf16", "fp16", "tf32", "fp32"})
+    if (auto p = g.peak.get(dtype)) peaks[dtype] = p->value / 1e12;
+  calib::TopoNodeOptions to;
+  to.name = o.name;
+  to.gpu = Json{{"model", g.model}, {"memory_MiB", g.memory.value / (1024.0 * 1024.0)},
+                {"hbm_bandwidth_GBps", g.hbm_bandwidth.value / 1e9}, {"sm_count", g.sm_count},
+                {"peak_dense_TFLOPS", peaks}};
+  to.nvlink_GBps = o.nvlink_GBps;
+  to.pcie_GBps = o.pcie_GBps;
+  to.upi_GBps = o.upi_GBps;
+  auto doc = calib::node_file_from_topo(*text, o.file, to);
+  if (!doc) return report(cmd, doc.error());
+  auto check = cluster_from_json(*doc, o.file);  // what is written must load
+  if (!check) return report(cmd, check.error());
+  const std::string out = doc->dump(2) + "\n";
+  if (o.output.empty()) {
+    print_stdout(out);
+    return 0;
+  }
+  if (auto ok = write_file_atomic(o.output, out); !ok) return report(cmd, ok.error());
+  std::fprintf(stderr, "scalescope %s: wrote %s (%d GPUs, %d NICs)\n", cmd.c_str(), o.output.c_str(),
+               check->gpus_per_node(), check->nics_per_node());
+  return 0;
+}
+
 }  // namespace
 
 void register_import(CLI::App& app, Context& ctx) {
@@ -98,6 +157,23 @@ void register_import(CLI::App& app, Context& ctx) {
   add_format_option(nccl, o->format);
   nccl->callback([o, &ctx] { ctx.exit_code = run_import(*o); });
   register_import_trace(sub, ctx);
+
+  auto t = std::make_shared<ImportTopoOptions>();
+  CLI::App* topo = sub->add_subcommand(
+      "nvidia-smi-topo",
+      "Turn `nvidia-smi topo -m` text into a one-node cluster file (NV<k> -> NVLink links, or an NVSwitch when every "
+      "GPU pair shows the same NV<k>; PIX/PXB -> a shared PCIe switch; NODE/PHB -> one CPU socket; SYS -> across "
+      "sockets). See docs/cluster-format.md.");
+  topo->add_option("FILE", t->file, "The text nvidia-smi topo -m printed")->required();
+  topo->add_option("--gpu-from", t->gpu_from, "Cluster name or file whose GPU spec (model, memory, peaks) to use")
+      ->required();
+  topo->add_option("-o,--output", t->output, "Cluster JSON to write (atomically); default: stdout");
+  topo->add_option("--name", t->name, "The cluster's name")->default_str("imported-node");
+  topo->add_option("--nvlink-GBps", t->nvlink_GBps, "NVLink bandwidth per link per direction (A100 25, H100 26.562, B200 50)")
+      ->default_str("26.562");
+  topo->add_option("--pcie-GBps", t->pcie_GBps, "PCIe bandwidth per direction (Gen5 x16: 63)")->default_str("63");
+  topo->add_option("--upi-GBps", t->upi_GBps, "CPU socket link bandwidth per direction")->default_str("64");
+  topo->callback([t, &ctx] { ctx.exit_code = run_import_topo(*t); });
 }
 
 }  // namespace scalescope::cli

@@ -27,6 +27,7 @@ struct SimulateOptions {
   std::string attention = "flash";
   std::string intra_node = "analytical";
   bool all_ranks = false;
+  bool no_rail_classes = false;
   bool per_layer = false;
   bool strict = false;
   Format format = Format::text;
@@ -151,11 +152,17 @@ std::string host_bound_note(const Loaded& l, const models::Prediction& p) {
 
 std::string text_report(const SimulateOptions& o, const Loaded& l, const models::Prediction& p) {
   const Cluster& c = *l.cluster;
-  const bool sym = p.sim.ranks.size() < static_cast<std::size_t>(l.plan.gpus());
+  const auto present = p.sim.ranks.size();
+  const bool sym = present < static_cast<std::size_t>(l.plan.gpus());
+  const bool classes = sym && o.fidelity == "flow" && present * static_cast<std::size_t>(l.plan.tp) ==
+                                                          static_cast<std::size_t>(l.plan.gpus());
   std::string out = "scalescope simulate: " + l.model.name + " on " + std::to_string(l.plan.gpus()) + " GPUs of " +
                     c.name() + " (" + std::to_string(c.num_nodes()) + " node(s) x " + std::to_string(c.gpus_per_node()) +
                     " " + c.gpu_spec().model + "), " + o.fidelity + " fidelity, " +
-                    (sym ? "one representative pipeline" : "every rank") + "\n";
+                    (classes ? "every rank (TP rank 0 of each group standing for its peers on the other rails)"
+                     : sym   ? "one representative pipeline"
+                             : "every rank") +
+                    "\n";
   out += "plan: " + models::to_string(l.plan) + "\n";
   out += "micro-batches per pipeline: " + std::to_string(l.plan.num_microbatches()) + "\n\n";
   Table t;
@@ -229,6 +236,7 @@ int run(const SimulateOptions& o) {
   po.fidelity = o.fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
   if (o.all_ranks) po.symmetric = false;
   po.analytical_intra_node = o.intra_node == "analytical";
+  po.rail_classes = !o.no_rail_classes;
   po.build.per_layer_tasks = o.per_layer;
   po.build.costs.flash_attention = o.attention == "flash";
   po.build.costs.dropout = o.attention != "flash";
@@ -321,6 +329,9 @@ void register_simulate(CLI::App& app, Context& ctx) {
                                                 "flow (every rank, transfers share links)")
       ->default_str("analytical");
   sub->add_flag("--all-ranks", opts->all_ranks, "Simulate every rank also at analytical fidelity");
+  sub->add_flag("--no-rail-classes", opts->no_rail_classes,
+                "Flow fidelity: build and simulate every TP rank even where the TP-rank-0 ranks stand exactly for "
+                "their peers (rail-symmetric clusters, TP inside nodes, intra-node collectives analytical)");
   sub->add_option("--intra-node", opts->intra_node,
                   "Flow fidelity: intra-node collectives at their analytical time (analytical, faster) or as flows")
       ->default_str("analytical");

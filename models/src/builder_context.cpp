@@ -69,7 +69,7 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   g.set_stream_name(kStreamRecvBwd, "pp-recv-bwd");
   g.set_stream_name(kStreamZeroGather, "zero-gather");
   const int dp_count = options.symmetric ? 1 : plan.dp;
-  const int tp_count = options.symmetric ? 1 : plan.tp;
+  const int tp_count = options.symmetric || options.tp_classes ? 1 : plan.tp;
   // Rough size: per unit a compute task, a few collectives and a transfer.
   const std::size_t per_rank = c.order.empty() ? 0 : c.order[0].size() * 5 + 64;
   const std::size_t ranks = static_cast<std::size_t>(plan.pp) * dp_count * tp_count;

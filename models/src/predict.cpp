@@ -10,6 +10,10 @@
 
 namespace scalescope::models {
 
+bool rail_classes_exact(const Plan& plan, const Cluster& cluster, bool analytical_intra_node) {
+  return analytical_intra_node && plan.tp > 1 && cluster.rail_symmetric() && cluster.gpus_per_node() % plan.tp == 0;
+}
+
 Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const Cluster& cluster,
                              const CollectiveModel& collectives, const ComputeModel& compute,
                              const PredictOptions& o) {
@@ -25,6 +29,8 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   const StackProfile& stack = compute.stack_for(model, plan);
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
+  bo.tp_classes = !bo.symmetric && o.fidelity == Fidelity::flow && o.rail_classes &&
+                  rail_classes_exact(plan, cluster, o.analytical_intra_node);
   // Host cost: the caller's, else the compute model's (--host-cost), else the one the stack measured, else the
   // stack's host time per kernel times the kernels of the plan's rows.
   std::optional<FrameworkHostCost> host = o.host ? o.host : compute.host_cost() ? compute.host_cost() : stack.host;

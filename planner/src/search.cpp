@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -172,10 +173,27 @@ Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& clu
   std::sort(ranked.begin(), ranked.end(), ranked_less);  // total order: stable by construction
   if (static_cast<int>(ranked.size()) > options.top) ranked.resize(static_cast<std::size_t>(std::max(0, options.top)));
 
+  // Flow confirmation of the top plans, one plan per thread (each simulation is independent).
   const int confirm = std::min<int>(options.flow_top, static_cast<int>(ranked.size()));
+  std::vector<std::optional<Expected<models::Prediction>>> flows(static_cast<std::size_t>(std::max(confirm, 0)));
+  {
+    std::atomic<int> next_flow{0};
+    auto confirm_worker = [&] {
+      for (int i = next_flow++; i < confirm; i = next_flow++) {
+        if (cancelled()) break;
+        flows[static_cast<std::size_t>(i)].emplace(
+            evaluate(model, ranked[static_cast<std::size_t>(i)].plan, cluster, compute, collectives, Fidelity::flow));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < std::min(threads, confirm); ++t) pool.emplace_back(confirm_worker);
+    confirm_worker();
+    for (auto& t : pool) t.join();
+  }
+  if (cancelled()) return runtime_error("plan search cancelled");
   for (int i = 0; i < confirm; ++i) {
     auto& r = ranked[static_cast<std::size_t>(i)];
-    auto flow = evaluate(model, r.plan, cluster, compute, collectives, Fidelity::flow);
+    auto& flow = *flows[static_cast<std::size_t>(i)];
     if (!flow) return runtime_error("flow confirmation of " + models::to_string(r.plan) + " failed: " + flow.error().str());
     r.flow_step_time_s = flow->step_time_s;
     r.tokens_per_s = flow->tokens_per_s;

@@ -158,17 +158,17 @@ void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, 
 
 void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, int& hop,
                           std::vector<int>& out) const {
-  const std::size_t S = fs_vertex_.size();
   const auto dst = static_cast<std::size_t>(dst_switch);
   auto u = static_cast<std::size_t>(src_switch);
   while (u != dst) {
-    const Cost target = f_dist_[u * S + dst];
+    const Cost target = fabric_cost(u, dst);
     assert(target < kCostInf && "walk_fabric: fabric not connected");
     auto next = [&](int e) {
       return static_cast<std::size_t>(vertex_to_switch_[links_[static_cast<std::size_t>(e)].dst]);
     };
     auto ok = [&](int e) {
-      return link_cost_[static_cast<std::size_t>(e)] + f_dist_[next(e) * S + dst] == target;
+      const Cost rest = fabric_cost(next(e), dst);
+      return rest < kCostInf && link_cost_[static_cast<std::size_t>(e)] + rest == target;
     };
     const auto& cand = f_out_[u];
     const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
@@ -191,11 +191,14 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
          "route: rank out of range");
   std::vector<int> out;
   if (src_rank == dst_rank) return out;
-  const std::uint64_t h = splitmix64(splitmix64(splitmix64(static_cast<std::uint64_t>(src_rank)) ^
-                                                static_cast<std::uint64_t>(dst_rank)) ^
-                                     flow_key);
-  int hop = 0;
   const int na = node_of(src_rank), nb = node_of(dst_rank);
+  const bool rails = rail_symmetric_ && na != nb;
+  const int shift = (dst_rank % gpus_per_node_ - src_rank % gpus_per_node_ + gpus_per_node_) % gpus_per_node_;
+  const std::uint64_t ha = static_cast<std::uint64_t>(rails ? na : src_rank);
+  const std::uint64_t hb = rails ? static_cast<std::uint64_t>(nb) << 20 ^ static_cast<std::uint64_t>(shift)
+                                 : static_cast<std::uint64_t>(dst_rank);
+  const std::uint64_t h = splitmix64(splitmix64(splitmix64(ha) ^ hb) ^ flow_key);
+  int hop = 0;
   const auto tv = static_cast<std::size_t>(tv_);
   const auto ga =
       static_cast<std::size_t>(gpu_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)]);
@@ -208,15 +211,13 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   }
   // Choose the (source NIC, destination NIC) pair of least total cost; ties by hash.
   const int nics = nics_per_node();
-  const std::size_t S = fs_vertex_.size();
   auto total = [&](int i, int j) -> Cost {
     const auto ni = static_cast<std::size_t>(nic_tv_[static_cast<std::size_t>(i)]);
     const auto nj = static_cast<std::size_t>(nic_tv_[static_cast<std::size_t>(j)]);
     const auto gi = static_cast<std::size_t>(na * nics + i),
                gj = static_cast<std::size_t>(nb * nics + j);
     const Cost a = t_dist_all_[ga * tv + ni], b = t_dist_all_[nj * tv + gb];
-    const Cost f = f_dist_[static_cast<std::size_t>(leaf_of_nic_[gi]) * S +
-                           static_cast<std::size_t>(leaf_of_nic_[gj])];
+    const Cost f = fabric_cost(static_cast<std::size_t>(leaf_of_nic_[gi]), static_cast<std::size_t>(leaf_of_nic_[gj]));
     if (a >= kCostInf || b >= kCostInf || f >= kCostInf) return kCostInf;
     return a + link_cost_[static_cast<std::size_t>(nic_up_[gi])] + f +
            link_cost_[static_cast<std::size_t>(nic_down_[gj])] + b;
@@ -232,8 +233,12 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
         ++ties;
     }
   assert(best < kCostInf && "route: no inter-node path (validated at load)");
-  std::size_t k = pick(h, hop++, ties);
   int si = -1, dj = -1;
+  if (rails) {  // the GPUs' own rails where they cost no more
+    const int own_a = own_nic_[ga], own_b = own_nic_[gb];
+    if (total(own_a, own_b) == best) si = own_a, dj = own_b;
+  }
+  std::size_t k = pick(h, hop++, ties);
   for (int i = 0; i < nics && si < 0; ++i)
     for (int j = 0; j < nics; ++j)
       if (total(i, j) == best && k-- == 0) {
@@ -307,7 +312,7 @@ BytesPerSecond Cluster::bisection_bandwidth() const {
 
 namespace {
 
-constexpr std::int64_t kMaxGpus = 65536;
+constexpr std::int64_t kMaxGpus = 1 << 20;  // a multi-plane NDR fabric reaches 524,288
 
 int resolve_nodes(const ClusterSpec& spec, const ClusterOptions& opt) {
   auto fail = [&](const std::string& path, const std::string& msg) {

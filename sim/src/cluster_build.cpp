@@ -1,6 +1,7 @@
 // Expanding a ClusterSpec into the cluster graph: node template copies, the fabric switches and
 // the routing tables (template all-pairs costs, fabric switch all-pairs costs), then validation.
 #include <algorithm>
+#include <cassert>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <cmath>
 #include <limits>
@@ -33,6 +34,34 @@ int upper_switch_count(int up, int lowers, int radix) {
 }
 
 }  // namespace
+
+/// Cluster::rail_symmetric() (conditions there); fills own_nic_ when true.
+bool ClusterBuilder::rail_symmetric(Cluster& c, const NodeSpec& n) {
+  if (c.nodes_ < 2 || n.nics != n.gpus) return false;
+  std::vector<int> own(static_cast<std::size_t>(n.gpus), -1);
+  for (int k = 0; k < n.nics; ++k) {
+    const int rail = n.nic_rails[static_cast<std::size_t>(k)];
+    if (rail < 0 || rail >= n.gpus || own[static_cast<std::size_t>(rail)] >= 0) return false;
+    own[static_cast<std::size_t>(rail)] = k;
+  }
+  const auto tv = static_cast<std::size_t>(c.tv_);
+  for (int g = 0; g < n.gpus; ++g) {  // the own NIC is a nearest NIC, both ways
+    const auto gv = static_cast<std::size_t>(c.gpu_tv_[static_cast<std::size_t>(g)]);
+    const auto ov = static_cast<std::size_t>(c.nic_tv_[static_cast<std::size_t>(own[static_cast<std::size_t>(g)])]);
+    for (int nic : c.nic_tv_) {
+      const auto nv = static_cast<std::size_t>(nic);
+      if (c.t_dist_all_[gv * tv + nv] < c.t_dist_all_[gv * tv + ov] ||
+          c.t_dist_all_[nv * tv + gv] < c.t_dist_all_[ov * tv + gv])
+        return false;
+    }
+  }
+  for (const Link& l : c.links_) {  // no link between two switches that serve no single rail
+    const int s = c.vertex_to_switch_[l.src], d = c.vertex_to_switch_[l.dst];
+    if (s >= 0 && d >= 0 && c.graph_[l.src].rail < 0 && c.graph_[l.dst].rail < 0) return false;
+  }
+  c.own_nic_ = std::move(own);
+  return true;
+}
 
 Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
   const NodeSpec& n = spec.node;
@@ -194,71 +223,111 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
              c.fs_vertex_[static_cast<std::size_t>(upper)], f.link_kind,
              f.port_bandwidth * static_cast<double>(lanes), f.link_latency, lanes);
   };
-  const int L = static_cast<int>(leaves.size());
-  if (f.kind != FabricKind::single_switch && L > 1) {
-    const std::string too_small = "a " + std::to_string(f.tiers) + "-tier fat tree of radix " +
-                                  std::to_string(f.radix) + " cannot connect " +
-                                  std::to_string(total_nics) + " NICs (" + std::to_string(nodes) +
-                                  " nodes)";
-    if (f.tiers == 2) {
+  // Fabric planes: every leaf in one plane, or (rail planes) the leaves of each rail in their own.
+  std::vector<std::vector<int>> planes;
+  std::vector<int> plane_rail;
+  if (f.rail_planes) {
+    std::vector<int> rails = n.nic_rails;
+    std::sort(rails.begin(), rails.end());
+    for (int r : rails) {
+      planes.emplace_back();
+      plane_rail.push_back(r);
+      for (int leaf : leaves)
+        if (c.graph_[c.fs_vertex_[static_cast<std::size_t>(leaf)]].rail == r) planes.back().push_back(leaf);
+    }
+  } else {
+    planes.push_back(leaves);
+    plane_rail.push_back(-1);
+  }
+  const int L = static_cast<int>(planes[0].size());
+  int tiers = f.tiers;
+  if (f.kind == FabricKind::rail_optimized && tiers == 3 && upper_switch_count(up1, L, f.radix) > 0)
+    tiers = 2;  // the fewest tiers that connect the leaves
+  c.fabric_tiers_ = L > 1 && f.kind != FabricKind::single_switch ? tiers : 1;
+  std::vector<std::vector<int>> plane_switches(planes.size());
+  for (std::size_t p = 0; p < planes.size(); ++p) {
+    std::vector<int>& mine = plane_switches[p];
+    mine = planes[p];
+    const std::vector<int>& pl = planes[p];
+    const std::string prefix = f.rail_planes ? "r" + std::to_string(plane_rail[p]) + "." : "";
+    auto add_upper = [&](const std::string& name, int local, int tier) {
+      const int id = add_switch(prefix + name + std::to_string(local), local, plane_rail[p], tier);
+      mine.push_back(id);
+      return id;
+    };
+    if (f.kind == FabricKind::single_switch || L <= 1) continue;
+    const std::string too_small = "a " + std::to_string(tiers) + "-tier fat tree of radix " +
+                                  std::to_string(f.radix) + " cannot connect " + std::to_string(total_nics) +
+                                  " NICs (" + std::to_string(nodes) + " nodes)";
+    if (tiers == 2) {
       const int spines = upper_switch_count(up1, L, f.radix);
       if (spines == 0)
-        fail_at("$.fabric.radix",
-                too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers" : ""));
+        fail_at("$.fabric.radix", too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers"
+                                                                              : "; give max_tiers 3"));
       std::vector<int> ids;
-      for (int s = 0; s < spines; ++s)
-        ids.push_back(add_switch("spine" + std::to_string(s), s, -1, 2));
+      for (int sp = 0; sp < spines; ++sp) ids.push_back(add_upper("spine", sp, 2));
       for (int l = 0; l < L; ++l)
-        for (int s = 0; s < spines; ++s)
-          link_switches(leaves[static_cast<std::size_t>(l)], ids[static_cast<std::size_t>(s)],
-                        up1 / spines);
-    } else {
-      const auto [down2, up2] = split_ports(f.radix, f.oversubscription[1]);
-      const int pod_leaves = down2, aggs = up1;
-      const int pods = (L + pod_leaves - 1) / pod_leaves;
-      const int cores = pods > 1 ? upper_switch_count(up2, pods, f.radix) : 0;
-      if (pods > 1 && cores == 0) fail_at("$.fabric.radix", too_small);
-      std::vector<int> agg_ids;
-      for (int q = 0; q < pods; ++q)
-        for (int a = 0; a < aggs; ++a)
-          agg_ids.push_back(add_switch("agg" + std::to_string(q * aggs + a), q * aggs + a, -1, 2));
-      for (int l = 0; l < L; ++l)
-        for (int a = 0; a < aggs; ++a)
-          link_switches(leaves[static_cast<std::size_t>(l)],
-                        agg_ids[static_cast<std::size_t>((l / pod_leaves) * aggs + a)], 1);
-      std::vector<int> core_ids;
-      for (int a = 0; a < aggs && pods > 1; ++a)
-        for (int k = 0; k < cores; ++k)
-          core_ids.push_back(
-              add_switch("core" + std::to_string(a * cores + k), a * cores + k, -1, 3));
-      for (int q = 0; q < pods && pods > 1; ++q)
-        for (int a = 0; a < aggs; ++a)
-          for (int k = 0; k < cores; ++k)
-            link_switches(agg_ids[static_cast<std::size_t>(q * aggs + a)],
-                          core_ids[static_cast<std::size_t>(a * cores + k)], up2 / cores);
+        for (int sp = 0; sp < spines; ++sp)
+          link_switches(pl[static_cast<std::size_t>(l)], ids[static_cast<std::size_t>(sp)], up1 / spines);
+      continue;
     }
+    const auto [down2, up2] = split_ports(f.radix, f.oversubscription[1]);
+    const int pod_leaves = down2, aggs = up1;
+    const int pods = (L + pod_leaves - 1) / pod_leaves;
+    const int cores = pods > 1 ? upper_switch_count(up2, pods, f.radix) : 0;
+    if (pods > 1 && cores == 0) fail_at("$.fabric.radix", too_small);
+    std::vector<int> agg_ids;
+    for (int q = 0; q < pods; ++q)
+      for (int a = 0; a < aggs; ++a) agg_ids.push_back(add_upper("agg", q * aggs + a, 2));
+    for (int l = 0; l < L; ++l)
+      for (int a = 0; a < aggs; ++a)
+        link_switches(pl[static_cast<std::size_t>(l)], agg_ids[static_cast<std::size_t>((l / pod_leaves) * aggs + a)],
+                      1);
+    std::vector<int> core_ids;
+    for (int a = 0; a < aggs && pods > 1; ++a)
+      for (int k = 0; k < cores; ++k) core_ids.push_back(add_upper("core", a * cores + k, 3));
+    for (int q = 0; q < pods && pods > 1; ++q)
+      for (int a = 0; a < aggs; ++a)
+        for (int k = 0; k < cores; ++k)
+          link_switches(agg_ids[static_cast<std::size_t>(q * aggs + a)],
+                        core_ids[static_cast<std::size_t>(a * cores + k)], up2 / cores);
   }
 
-  // Fabric tables: switch -> switch links and all-pairs costs (Dijkstra from every switch).
+  // Fabric tables: switch -> switch links, and the all-pairs costs of one plane (Dijkstra from each
+  // of its switches); the planes are built alike, so one table serves every plane.
   const auto S = c.fs_vertex_.size();
   c.f_out_.assign(S, {});
+  c.f_plane_.assign(S, -1);
+  c.f_local_.assign(S, -1);
+  for (std::size_t p = 0; p < plane_switches.size(); ++p) {
+    assert(plane_switches[p].size() == plane_switches[0].size() && "rail planes are built alike");
+    for (std::size_t i = 0; i < plane_switches[p].size(); ++i) {
+      c.f_plane_[static_cast<std::size_t>(plane_switches[p][i])] = static_cast<int>(p);
+      c.f_local_[static_cast<std::size_t>(plane_switches[p][i])] = static_cast<int>(i);
+    }
+  }
+  const std::size_t P = plane_switches[0].size();
+  c.f_plane_size_ = P;
   using FGraph =
       boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                             boost::property<boost::edge_weight_t, std::int64_t>>;
-  FGraph fg(S);
+  FGraph fg(P);
   for (const Link& l : c.links_) {
     const int s = c.vertex_to_switch_[l.src], d = c.vertex_to_switch_[l.dst];
     if (s < 0 || d < 0) continue;
     c.f_out_[static_cast<std::size_t>(s)].push_back(l.index);
-    boost::add_edge(static_cast<std::size_t>(s), static_cast<std::size_t>(d),
+    if (c.f_plane_[static_cast<std::size_t>(s)] != 0 || c.f_plane_[static_cast<std::size_t>(d)] != 0) continue;
+    boost::add_edge(static_cast<std::size_t>(c.f_local_[static_cast<std::size_t>(s)]),
+                    static_cast<std::size_t>(c.f_local_[static_cast<std::size_t>(d)]),
                     c.link_cost_[static_cast<std::size_t>(l.index)], fg);
   }
-  c.f_dist_.assign(S * S, kCostInf);
-  std::vector<std::int64_t> dist(S);
-  for (std::size_t s = 0; s < S; ++s) {
-    boost::dijkstra_shortest_paths(fg, s, boost::distance_map(dist.data()).distance_inf(kCostInf));
-    std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(s * S));
+  c.f_dist_.assign(P * P, kCostInf);
+  std::vector<std::int64_t> dist(P);
+  for (std::size_t v = 0; v < P; ++v) {
+    boost::dijkstra_shortest_paths(fg, v, boost::distance_map(dist.data()).distance_inf(kCostInf));
+    std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(v * P));
   }
+  c.rail_symmetric_ = f.rail_planes && rail_symmetric(c, n);
 
   // Every GPU reaches a NIC and is reached from one (the fabric itself is connected by
   // construction).

@@ -260,10 +260,16 @@ FabricSpec parse_fabric(const JsonCursor& c) {
     f.tiers = static_cast<int>(t);
     f.rail_aligned = c.get_bool("rail_aligned_leaves", false);
   } else {
-    c.expect_keys(
-        {"kind", "link_kind", "nic_speed_Gbps", "link_latency_us", "radix", "oversubscription"});
+    c.expect_keys({"kind", "link_kind", "nic_speed_Gbps", "link_latency_us", "radix", "oversubscription",
+                   "max_tiers", "planes"});
     f.kind = FabricKind::rail_optimized;
     f.tiers = 2;
+    if (const auto mt = c.find("max_tiers")) {
+      const std::int64_t t = mt->as_int();
+      if (t != 2 && t != 3) mt->fail("expected 2 or 3 tiers at most, " + JsonCursor::describe(mt->json()));
+      f.tiers = static_cast<int>(t);
+    }
+    if (const auto planes = c.find("planes")) f.rail_planes = planes->as_enum({"one", "per_rail"}) == "per_rail";
     f.rail_aligned = true;
   }
   const JsonCursor lk = c.at("link_kind");

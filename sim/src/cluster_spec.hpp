@@ -11,7 +11,7 @@
 namespace scalescope {
 
 /// Route costs: hops * kHopCost + latency in picoseconds, so one hop outweighs any latency < 1 s.
-inline constexpr std::int64_t kCostInf = std::numeric_limits<std::int64_t>::max() / 8;
+inline constexpr std::int64_t kCostInf = kRouteCostInf;
 inline constexpr std::int64_t kHopCost = 1'000'000'000'000;
 
 /// One physical link of the node template between template vertices a and b.
@@ -47,7 +47,8 @@ struct FabricSpec {
   LinkKind link_kind = LinkKind::ib;
   BytesPerSecond port_bandwidth;  ///< NIC speed = every switch port's speed, per direction
   Seconds link_latency;           ///< per hop (cable + the switch entered)
-  int tiers = 2;
+  int tiers = 2;      ///< fat_tree: the tiers; rail_optimized: the most tiers (the fewest that fit are used)
+  bool rail_planes = false;  ///< rail_optimized: each rail its own fabric plane
   int radix = 0;
   std::vector<double> oversubscription;  ///< per tier below the top (leaf, aggregation); each >= 1
   bool rail_aligned = false;
@@ -70,6 +71,9 @@ ClusterSpec parse_cluster_spec(const Json& doc, const std::string& source);
 class ClusterBuilder {
  public:
   static Cluster build(const ClusterSpec& spec, int nodes);
+
+ private:
+  static bool rail_symmetric(Cluster& c, const NodeSpec& n);
 };
 
 }  // namespace scalescope

@@ -1,6 +1,7 @@
 // Flow fidelity: runs the chosen algorithm's unit flows on a FlowNetwork in phases (ring steps
 // grouped into at most max_phases phases; tree, broadcast, alltoall, sendrecv in one), so that
 // concurrent collectives share links by max-min fairness.
+#include <algorithm>
 #include <cassert>
 #include <memory>
 
@@ -17,6 +18,9 @@ struct FlowRun : std::enable_shared_from_this<FlowRun> {
   std::shared_ptr<coll::Group> group;  // keeps the pattern alive
   const coll::Pattern* pattern = nullptr;
   std::uint32_t flows = 0;              // unit flows per phase
+  // Unit flows with identical routes run as one aggregate flow (FlowNetwork::start's count): the
+  // first route of each set of equal routes and the size of the set.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> distinct;
   std::vector<double> phase_bytes;      // per unit flow
   std::vector<double> phase_latency_s;  // per unit flow
   double cap = coll::kInf;
@@ -25,13 +29,31 @@ struct FlowRun : std::enable_shared_from_this<FlowRun> {
   std::size_t phase = 0;
   std::uint32_t outstanding = 0;
 
+  void group_routes() {
+    std::vector<std::uint32_t> order(flows);
+    for (std::uint32_t r = 0; r < flows; ++r) order[r] = r;
+    auto less = [&](std::uint32_t a, std::uint32_t b) {
+      const auto ra = pattern->route(a), rb = pattern->route(b);
+      if (std::lexicographical_compare(ra.begin(), ra.end(), rb.begin(), rb.end())) return true;
+      if (std::lexicographical_compare(rb.begin(), rb.end(), ra.begin(), ra.end())) return false;
+      return a < b;
+    };
+    std::sort(order.begin(), order.end(), less);
+    for (std::size_t i = 0; i < order.size();) {
+      std::size_t j = i + 1;
+      const auto ri = pattern->route(order[i]);
+      while (j < order.size() && std::ranges::equal(ri, pattern->route(order[j]))) ++j;
+      distinct.emplace_back(order[i], static_cast<std::uint32_t>(j - i));
+      i = j;
+    }
+    std::sort(distinct.begin(), distinct.end());  // in route order, as the unit flows were started
+  }
   void launch() {
-    outstanding = flows;
+    outstanding = static_cast<std::uint32_t>(distinct.size());
     auto self = shared_from_this();
-    for (std::uint32_t r = 0; r < flows; ++r) {
-      const auto route = pattern->route(r);
-      network->start(route, Bytes(phase_bytes[phase]),
-                     [self](FlowId) { self->flow_done(); }, Seconds(phase_latency_s[phase]), BytesPerSecond(cap));
+    for (const auto& [r, count] : distinct) {
+      network->start(pattern->route(r), Bytes(phase_bytes[phase]), [self](FlowId) { self->flow_done(); },
+                     Seconds(phase_latency_s[phase]), BytesPerSecond(cap), count);
     }
   }
   void flow_done() {
@@ -64,6 +86,7 @@ void CollectiveModel::start(Engine& engine, FlowNetwork& network, CollOp op, std
   run->group = g;
   run->pattern = ch.pattern;
   run->flows = ch.pattern->routes_in(ch.channels);
+  run->group_routes();
   run->cap = ch.unit_cap;
   run->started = engine.now();
   run->done = std::move(done);

@@ -30,6 +30,7 @@ FlowNetwork::FlowNetwork(Engine& engine, std::vector<BytesPerSecond> capacities)
   res_mark_.assign(n, 0);
   res_local_.assign(n, 0);
   res_dirty_.assign(n, 0);
+  load_.assign(n, 0);
 }
 
 FlowNetwork::~FlowNetwork() {
@@ -40,7 +41,8 @@ FlowNetwork::~FlowNetwork() {
 }
 
 FlowId FlowNetwork::start(std::span<const int> resources, Bytes size, DoneFn on_done, Seconds latency,
-                          BytesPerSecond rate_cap) {
+                          BytesPerSecond rate_cap, std::uint32_t count) {
+  assert(count >= 1 && "FlowNetwork::start: count must be at least 1");
   assert(size.value >= 0.0 && "FlowNetwork::start: negative size");
   assert(latency.value >= 0.0 && "FlowNetwork::start: negative latency");
   assert(rate_cap.value >= 0.0 && "FlowNetwork::start: negative rate cap");
@@ -67,6 +69,7 @@ FlowId FlowNetwork::start(std::span<const int> resources, Bytes size, DoneFn on_
   fl.remaining = size.value;
   fl.rate = 0.0;
   fl.cap = rate_cap.value;
+  fl.count = count;
   fl.start = engine_.now();
   fl.transfer = 0;
   fl.last_update = engine_.now();
@@ -113,6 +116,8 @@ void FlowNetwork::begin_transfer(std::uint32_t f) {
     return;
   }
   fl.state = State::transferring;
+  set_bound(f);
+  add_load(fl, +1);
   for (std::size_t k = 0; k < fl.hops.size(); ++k) {
     const int r = fl.hops[k].resource;
     fl.hops[k].pos = static_cast<std::uint32_t>(users_[r].size());
@@ -195,7 +200,8 @@ void FlowNetwork::finish(std::uint32_t f) {
     if (fl.state == State::transferring) {
       // A completion stays scheduled only while the rate it was computed from holds, so the
       // bytes left as of last_update are exactly what moved since.
-      const double moved = std::max(fl.remaining, 0.0);
+      const double moved = std::max(fl.remaining, 0.0) * fl.count;
+      add_load(fl, -1);
       bool others = false;
       for (const Hop& hop : fl.hops) {
         const int r = hop.resource;
@@ -232,6 +238,31 @@ void FlowNetwork::finish(std::uint32_t f) {
   if (done) done(id);
 }
 
+namespace {
+// Loads at or above this are never slack (a flow without a finite bound).
+constexpr std::uint64_t kUnboundedLoad = std::uint64_t{1} << 62;
+}  // namespace
+
+void FlowNetwork::set_bound(std::uint32_t f) {
+  Flow& fl = flows_[f];
+  double b = fl.cap;
+  for (const Hop& hop : fl.hops) b = std::min(b, capacity_[hop.resource] / fl.count);
+  fl.bound = b;
+  const double load = std::ceil(b) * fl.count;
+  fl.load = load < static_cast<double>(kUnboundedLoad) ? static_cast<std::uint64_t>(load) + fl.count : kUnboundedLoad;
+}
+
+void FlowNetwork::add_load(const Flow& fl, int sign) {
+  for (const Hop& hop : fl.hops) {
+    std::uint64_t& l = load_[hop.resource];
+    l = sign > 0 ? std::min(l + fl.load, kUnboundedLoad * 2) : l - fl.load;
+  }
+}
+
+bool FlowNetwork::slack(int resource) const {
+  return load_[resource] < kUnboundedLoad && static_cast<double>(load_[resource]) <= capacity_[resource];
+}
+
 void FlowNetwork::mark_dirty(int resource) {
   if (res_dirty_[resource] == 0) {
     res_dirty_[resource] = 1;
@@ -257,7 +288,14 @@ void FlowNetwork::set_capacity(int resource, BytesPerSecond capacity) {
   assert(capacity.value >= 0.0 && "FlowNetwork: negative capacity");
   capacity_[resource] = capacity.value;
   if (!users_[resource].empty()) {
-    mark_dirty(resource);
+    // The bounds of the flows on it change, and with them the loads of their other resources.
+    for (const User& u : users_[resource]) {
+      Flow& fl = flows_[u.flow];
+      add_load(fl, -1);
+      set_bound(u.flow);
+      add_load(fl, +1);
+      for (const Hop& hop : fl.hops) mark_dirty(hop.resource);
+    }
     request_resolve();
   }
 }
@@ -291,8 +329,7 @@ Bytes FlowNetwork::bytes_carried(int resource) const {
     const Flow& fl = flows_[u.flow];
     const SimTime dt = engine_.now() - fl.last_update;
     if (fl.rate <= 0.0 || dt <= 0) continue;
-    total +=
-        std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0));
+    total += std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0)) * fl.count;
   }
   return Bytes(total);
 }
@@ -304,6 +341,7 @@ FlowInfo FlowNetwork::info(const Flow& fl, FlowId id, Route& route) const {
   for (const Hop& hop : fl.hops) route.push_back(hop.resource);
   fi.resources = std::span<const int>(route.data(), route.size());  // valid while `route` lives
   fi.size = Bytes(fl.size);
+  fi.count = fl.count;
   fi.start = fl.start;
   fi.transfer = fl.transfer;
   return fi;

@@ -38,7 +38,8 @@ void FlowNetwork::collect_components() {
     if (fl.mark == stamp_) return;
     fl.mark = stamp_;
     comp_flows_.push_back(f);
-    for (const Hop& hop : fl.hops) add_resource(hop.resource);
+    for (const Hop& hop : fl.hops)
+      if (!slack(hop.resource)) add_resource(hop.resource);
   };
   // Breadth-first over resource -> flows -> resources from each seed not yet reached; each
   // search closes one connected component.
@@ -54,6 +55,16 @@ void FlowNetwork::collect_components() {
   for (const int r : dirty_res_) {
     res_dirty_[r] = 0;
     if (users_[r].empty() || res_mark_[r] == stamp_) continue;
+    if (slack(r)) {  // it may have bound its flows until now: each is a seed of its own
+      for (std::size_t i = 0; i < users_[r].size(); ++i) {
+        const std::uint32_t f = users_[r][i].flow;
+        if (flows_[f].mark == stamp_) continue;
+        const std::size_t first = comp_res_.size();
+        add_flow(f);
+        close_component(first);
+      }
+      continue;
+    }
     const std::size_t first = comp_res_.size();
     add_resource(r);
     close_component(first);
@@ -71,10 +82,7 @@ void FlowNetwork::collect_components() {
 void FlowNetwork::solve_component(std::size_t flow_begin, std::size_t flow_end,
                                   std::size_t res_begin, std::size_t res_end) {
   if (flow_end - flow_begin == 1) {  // alone on its resources: the tightest of them, or its cap
-    const Flow& fl = flows_[comp_flows_[flow_begin]];
-    double x = fl.cap;
-    for (const Hop& hop : fl.hops) x = std::min(x, capacity_[hop.resource]);
-    local_rate_[flow_begin] = x;
+    local_rate_[flow_begin] = flows_[comp_flows_[flow_begin]].bound;
     return;
   }
   local_capacity_.clear();
@@ -85,13 +93,19 @@ void FlowNetwork::solve_component(std::size_t flow_begin, std::size_t flow_end,
   local_offsets_.assign(1, 0);
   local_resources_.clear();
   local_bound_.clear();
+  local_count_.clear();
+  bool aggregated = false;
   for (std::size_t j = flow_begin; j < flow_end; ++j) {
     const Flow& fl = flows_[comp_flows_[j]];
-    for (const Hop& hop : fl.hops) local_resources_.push_back(res_local_[hop.resource]);
+    for (const Hop& hop : fl.hops)
+      if (res_mark_[hop.resource] == stamp_) local_resources_.push_back(res_local_[hop.resource]);
     local_offsets_.push_back(static_cast<std::uint32_t>(local_resources_.size()));
-    local_bound_.push_back(fl.cap);
+    local_bound_.push_back(fl.bound);
+    local_count_.push_back(fl.count);
+    aggregated = aggregated || fl.count > 1;
   }
-  solver_.solve(MaxMinInput{local_capacity_, local_offsets_, local_resources_, local_bound_},
+  solver_.solve(MaxMinInput{local_capacity_, local_offsets_, local_resources_, local_bound_,
+                            aggregated ? std::span<const std::uint32_t>(local_count_) : std::span<const std::uint32_t>()},
                 std::span<double>(local_rate_).subspan(flow_begin, flow_end - flow_begin));
 }
 
@@ -111,7 +125,7 @@ void FlowNetwork::resolve() {
       const double moved =
           std::min(fl.rate * static_cast<double>(dt) * kSecondsPerNs, std::max(fl.remaining, 0.0));
       fl.remaining -= moved;
-      for (const Hop& hop : fl.hops) carried_[hop.resource] += moved;
+      for (const Hop& hop : fl.hops) carried_[hop.resource] += moved * fl.count;
     }
     fl.last_update = now;
   }

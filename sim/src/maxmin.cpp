@@ -20,10 +20,12 @@ void MaxMinSolver::freeze(std::uint32_t f, double x, const MaxMinInput& in,
   frozen_[f] = 1;
   --unfrozen_;
   const bool finite = std::isfinite(x);
+  const std::uint32_t m = in.multiplicity.empty() ? 1u : in.multiplicity[f];
+  const double used = x * m;
   for (std::uint32_t k = in.flow_offsets[f]; k < in.flow_offsets[f + 1]; ++k) {
     const std::uint32_t r = in.flow_resources[k];
-    --users_[r];
-    if (finite) remaining_[r] -= x;
+    users_[r] -= m;
+    if (finite) remaining_[r] -= used;
   }
 }
 
@@ -32,17 +34,24 @@ void MaxMinSolver::solve(const MaxMinInput& in, std::span<double> rate) {
   const std::size_t n_flows = in.flow_offsets.empty() ? 0 : in.flow_offsets.size() - 1;
   assert(rate.size() == n_flows && "MaxMinSolver: one rate per flow");
   assert((in.bound.empty() || in.bound.size() == n_flows) && "MaxMinSolver: one bound per flow");
+  assert((in.multiplicity.empty() || in.multiplicity.size() == n_flows) && "MaxMinSolver: one multiplicity per flow");
   auto bound_of = [&](std::uint32_t f) { return in.bound.empty() ? kUnboundedRate : in.bound[f]; };
 
   remaining_.assign(in.capacity.begin(), in.capacity.end());
   users_.assign(n_res, 0);
-  for (const std::uint32_t r : in.flow_resources) {
-    assert(r < n_res && "MaxMinSolver: resource index out of range");
-    ++users_[r];
+  res_offsets_.assign(n_res + 1, 0);
+  for (std::uint32_t f = 0; f < n_flows; ++f) {
+    const std::uint32_t m = in.multiplicity.empty() ? 1u : in.multiplicity[f];
+    assert(m >= 1 && "MaxMinSolver: multiplicity must be at least 1");
+    for (std::uint32_t k = in.flow_offsets[f]; k < in.flow_offsets[f + 1]; ++k) {
+      const std::uint32_t r = in.flow_resources[k];
+      assert(r < n_res && "MaxMinSolver: resource index out of range");
+      users_[r] += m;
+      ++res_offsets_[r + 1];
+    }
   }
   // Resource -> flows adjacency (counting sort; flows appear in increasing index order).
-  res_offsets_.assign(n_res + 1, 0);
-  for (std::size_t r = 0; r < n_res; ++r) res_offsets_[r + 1] = res_offsets_[r] + users_[r];
+  for (std::size_t r = 0; r < n_res; ++r) res_offsets_[r + 1] += res_offsets_[r];
   res_flows_.resize(in.flow_resources.size());
   for (std::uint32_t f = 0; f < n_flows; ++f) {
     for (std::uint32_t k = in.flow_offsets[f]; k < in.flow_offsets[f + 1]; ++k) {
@@ -68,7 +77,7 @@ void MaxMinSolver::solve(const MaxMinInput& in, std::span<double> rate) {
   std::stable_sort(by_bound_.begin(), by_bound_.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return bound_of(a) < bound_of(b); });
 
-  auto share = [&](std::uint32_t r) { return std::max(remaining_[r], 0.0) / users_[r]; };
+  auto share = [&](std::uint32_t r) { return std::max(remaining_[r], 0.0) / static_cast<double>(users_[r]); };
   auto less = [](const HeapItem& a, const HeapItem& b) {
     return a.share < b.share || (a.share == b.share && a.resource < b.resource);
   };
@@ -150,8 +159,10 @@ int MaxMinSystem::add_resource(BytesPerSecond capacity) {
   return static_cast<int>(capacity_.size()) - 1;
 }
 
-int MaxMinSystem::add_flow(const std::vector<int>& resources, BytesPerSecond bound) {
+int MaxMinSystem::add_flow(const std::vector<int>& resources, BytesPerSecond bound, std::uint32_t multiplicity) {
   assert(bound.value >= 0.0 && "MaxMinSystem: negative bound");
+  assert(multiplicity >= 1 && "MaxMinSystem: multiplicity must be at least 1");
+  multiplicity_.push_back(multiplicity);
   for (std::size_t i = 0; i < resources.size(); ++i) {
     assert(resources[i] >= 0 && static_cast<std::size_t>(resources[i]) < capacity_.size() &&
            "MaxMinSystem: unknown resource");
@@ -168,7 +179,7 @@ int MaxMinSystem::add_flow(const std::vector<int>& resources, BytesPerSecond bou
 std::vector<BytesPerSecond> MaxMinSystem::solve() const {
   std::vector<double> rate(bound_.size());
   MaxMinSolver solver;
-  solver.solve(MaxMinInput{capacity_, offsets_, resources_, bound_}, rate);
+  solver.solve(MaxMinInput{capacity_, offsets_, resources_, bound_, multiplicity_}, rate);
   std::vector<BytesPerSecond> out;
   out.reserve(rate.size());
   for (const double x : rate) out.emplace_back(x);

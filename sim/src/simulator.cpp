@@ -99,8 +99,12 @@ class Runner {
   std::vector<std::int8_t> group_one_node_;  // per group: -1 unknown, 0 spans nodes, 1 one node
   std::unordered_map<CostKey, SimTime, CostKeyHash> coll_cost_;
   std::unordered_map<CostKey, TransferCost, CostKeyHash> xfer_cost_;
-  std::unordered_map<std::uint64_t, std::vector<std::vector<int>>>
-      routes_;  // (src, dst) -> route per ECMP key
+  struct TransferRoute {
+    std::vector<int> links;
+    std::uint32_t count = 1;  // the transfer's flows on this route (run as one aggregate flow)
+  };
+  std::unordered_map<std::uint64_t, std::vector<TransferRoute>>
+      routes_;  // (src, dst) -> its distinct routes over the ECMP keys 0..flows-1
   std::size_t finished_ = 0;
   SimTime last_end_ = 0;
 };
@@ -377,19 +381,26 @@ void Runner::start_transfer(TaskId first, TaskId second) {
     engine_.schedule_after(tc.analytical_ns, [this, first] { finish_transfer(first); });
     return;
   }
-  flows_left_[first] = static_cast<std::uint32_t>(tc.flows);
   auto& routes = routes_[static_cast<std::uint64_t>(src) << 32 | static_cast<std::uint32_t>(dst)];
   if (routes.empty()) {
-    for (int q = 0; q < tc.flows; ++q)
-      routes.push_back(cluster_.route(src, dst, static_cast<std::uint64_t>(q)));
+    for (int q = 0; q < tc.flows; ++q) {
+      std::vector<int> links = cluster_.route(src, dst, static_cast<std::uint64_t>(q));
+      auto same = std::find_if(routes.begin(), routes.end(), [&](const TransferRoute& r) { return r.links == links; });
+      if (same != routes.end()) {
+        ++same->count;
+      } else {
+        routes.push_back(TransferRoute{std::move(links), 1});
+      }
+    }
   }
-  for (int q = 0; q < tc.flows; ++q) {
+  flows_left_[first] = static_cast<std::uint32_t>(routes.size());
+  for (const TransferRoute& r : routes) {
     net_->start(
-        routes[static_cast<std::size_t>(q)], Bytes(tc.wire_bytes_per_flow),
+        r.links, Bytes(tc.wire_bytes_per_flow),
         [this, first](FlowId) {
           if (--flows_left_[first] == 0) finish_transfer(first);
         },
-        tc.latency, BytesPerSecond(tc.rate_cap));
+        tc.latency, BytesPerSecond(tc.rate_cap), r.count);
   }
 }
 

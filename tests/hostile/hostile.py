@@ -149,7 +149,7 @@ def numbers():
     f = write("plan-u64.json", '{"tp": 18446744073709551615, "gbs": 8}')
     run("plan JSON", ["simulate", "--model", "llama3-8b", "--cluster", "hgx-h200-8", "--plan", f], 2, r"tp: expected a positive integer")
     run("cluster", ["simulate", "--model", "llama3-8b", "--cluster", "hgx-h200-8", "--plan", "tp=8,dp=125000,gbs=125000",
-                    "--gpus", "1000000"], 2, r"expected at most 65536 GPUs|exceeds")
+                    "--gpus", "1000000"], 2, r"expected at most \d+ GPUs|exceeds|cannot connect")
     run("cluster", ["simulate", "--model", "llama3-8b", "--cluster", "hgx-h200-8", "--plan", PLAN, "--gpus", "2147483647"],
         2, r"--gpus: expected at most")
 

@@ -76,6 +76,24 @@ TEST(FlowNetwork, TwoFlowsShareALinkAndTheSurvivorSpeedsUp) {
   EXPECT_DOUBLE_EQ(net.bytes_carried(0).value, 4e9);
 }
 
+TEST(FlowNetwork, AggregateOfThreeFlowsSharesLikeThreeFlows) {
+  // One 100 GB/s link; an aggregate of 3 flows of 1 GB each (count 3) and one 3 GB flow B.
+  // Phase 1: four flows at 25 GB/s; the three end at 1e9 / 25e9 = 40 ms, B has moved 1 GB.
+  // Phase 2: B alone: 2e9 / 100e9 = 20 ms more, B ends at 60 ms. The link carried 3 + 3 GB.
+  Engine e;
+  FlowNetwork net(e, {GBps(100)});
+  Finish a, b;
+  const FlowId ida = net.start({0}, bytes(1e9), a.fn(e), Seconds(0.0), BytesPerSecond(kUnboundedRate), 3);
+  net.start({0}, bytes(3e9), b.fn(e));
+  double rate_a = 0;
+  e.schedule_at(10 * kMs, [&] { rate_a = net.rate_Bps(ida); });
+  e.run();
+  EXPECT_EQ(rate_a, 25e9);
+  EXPECT_EQ(a.at, 40 * kMs);
+  EXPECT_EQ(b.at, 60 * kMs);
+  EXPECT_DOUBLE_EQ(net.bytes_carried(0).value, 6e9);
+}
+
 TEST(FlowNetwork, FlowStartedInTheMiddleOfAnother) {
   // 100 GB/s link. A = 2 GB from t = 0; B = 0.5 GB from t = 10 ms.
   // 0-10 ms: A alone at 100 GB/s moves 1 GB (1 GB left).

@@ -28,6 +28,26 @@ TEST(MaxMin, SingleLinkSharedByThreeFlowsGivesEachAThird) {
   EXPECT_EQ(solve(s), (std::vector<double>{10, 10, 10}));
 }
 
+TEST(MaxMin, AggregatedFlowCountsAsItsCopies) {
+  // Flow 0 stands for 3 identical flows on L1 (capacity 40), flow 1 is one flow on L1 and L2
+  // (capacity 5): 3 x0 + x1 <= 40, x1 <= 5. L2 saturates first at x1 = 5; L1's rest 35 goes
+  // to the 3 copies: x0 = 35 / 3. The same as four separate flows {L1} x 3 and {L1, L2}.
+  MaxMinSystem s;
+  const int l1 = s.add_resource(BytesPerSecond(40));
+  const int l2 = s.add_resource(BytesPerSecond(5));
+  s.add_flow({l1}, BytesPerSecond(kUnboundedRate), 3);
+  s.add_flow({l1, l2});
+  const auto x = solve(s);
+  EXPECT_DOUBLE_EQ(x[0], 35.0 / 3.0);
+  EXPECT_DOUBLE_EQ(x[1], 5.0);
+  // Without the second link's limit all four copies share L1: 40 / 4 = 10.
+  MaxMinSystem t;
+  const int m1 = t.add_resource(BytesPerSecond(40));
+  t.add_flow({m1}, BytesPerSecond(kUnboundedRate), 3);
+  t.add_flow({m1});
+  EXPECT_EQ(solve(t), (std::vector<double>{10, 10}));
+}
+
 TEST(MaxMin, ParkingLotWithEqualLinksGivesEveryFlowHalf) {
   // Links L1, L2 of capacity 10; flow 0 crosses both, flow 1 uses L1, flow 2 uses L2:
   //   x0 + x1 <= 10,  x0 + x2 <= 10.

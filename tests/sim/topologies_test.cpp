@@ -19,9 +19,16 @@ using testing::topology_file;
 // Expected GPU counts at each file's default size, from the node counts stated in the files'
 // descriptions: single boxes have 4 or 8 GPUs; superpod-a100 is 140 DGX A100 x 8 = 1,120;
 // h100-rail-ndr is 128 DGX H100 x 8 = 1,024.
+// The large-cluster files (scripts/make_large_topologies.py) default to 128 nodes x 8 = 1,024 GPUs,
+// except h200-spectrum-x* (256 x 8 = 2,048) and gb200-nvl72 (8 racks x 72 = 576).
 const std::map<std::string, int> kExpectedGpus = {
-    {"dgx-a100-8", 8},  {"dgx-h100-8", 8},       {"hgx-h200-4", 4},       {"hgx-h200-8", 8},
-    {"pcie-gen5-8", 8}, {"superpod-a100", 1120}, {"h100-rail-ndr", 1024},
+    {"dgx-a100-8", 8},          {"dgx-h100-8", 8},
+    {"hgx-h200-4", 4},          {"hgx-h200-8", 8},
+    {"pcie-gen5-8", 8},         {"superpod-a100", 1120},
+    {"h100-rail-ndr", 1024},    {"h100-ndr-multiplane", 1024},
+    {"h200-ndr-multiplane", 1024}, {"h100-ndr-multiplane-2to1", 1024},
+    {"dgx-b200-ndr", 1024},     {"gb200-nvl72", 576},
+    {"h200-spectrum-x", 2048},  {"h200-spectrum-x-2to1", 2048},
 };
 
 std::vector<std::filesystem::path> topology_files() {

@@ -65,6 +65,11 @@ struct BuildOptions {
   /// Only one representative pipeline (the pp ranks with tp_rank = 0 and dp_rank = 0): the symmetric
   /// fast path of the simulator (absent DP/TP peers are assumed identical).
   bool symmetric = true;
+  /// With symmetric off: only the ranks of tensor-parallel rank 0 (every stage and data-parallel
+  /// rank), standing for their TP peers, which run the same tasks on their own GPUs and rails. Exact
+  /// at flow fidelity when the cluster is rail_symmetric(), the TP groups lie inside nodes and
+  /// intra-node collectives are analytical: the absent peers' traffic would use other rails only.
+  bool tp_classes = false;
   /// One compute task per layer and one collective per TP operation everywhere (finer traces, exact
   /// collective latencies, more tasks).
   bool per_layer_tasks = false;

@@ -24,6 +24,10 @@
 
 namespace scalescope::models {
 
+/// True when TP-rank-0 ranks stand exactly for their TP peers at flow fidelity: the cluster is
+/// rail_symmetric(), each TP group lies inside one node, and intra-node collectives are analytical.
+bool rail_classes_exact(const Plan& plan, const Cluster& cluster, bool analytical_intra_node);
+
 struct PredictOptions {
   Fidelity fidelity = Fidelity::analytical;
   /// Simulate one representative pipeline (default for analytical) or every rank (default for flow).
@@ -31,7 +35,11 @@ struct PredictOptions {
   /// Flow fidelity: intra-node collectives and transfers at their analytical time (NVLink carries no
   /// inter-node traffic, so this is exact unless two intra-node collectives share a GPU's links).
   bool analytical_intra_node = true;
-  BuildOptions build;  ///< its `symmetric` is overridden by the field above
+  /// Every-rank flow fidelity: simulate the TP-rank-0 ranks only, standing for their peers
+  /// (BuildOptions::tp_classes), when rail_classes_exact() says that changes nothing. Default on;
+  /// off simulates every rank.
+  bool rail_classes = true;
+  BuildOptions build;  ///< its `symmetric` and `tp_classes` are overridden by the fields above
   MemoryOptions memory;
   std::vector<SimObserver*> observers;
   bool record_task_times = false;

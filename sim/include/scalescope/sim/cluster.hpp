@@ -12,12 +12,17 @@
 //    P2P over PCIe); otherwise the route uses PCIe switches / CPUs (and the CPU-CPU link).
 //  * Among equal-cost paths one is chosen per hop by hashing (src rank, dst rank, flow_key):
 //    deterministic ECMP. The same arguments always give the same route, on every platform.
+//  * Rail-symmetric clusters (rail_symmetric()): between nodes, GPU g leaves through its own
+//    rail's NIC whenever that costs no more than another NIC, and the hash is taken over (src node,
+//    dst node, dst GPU - src GPU mod GPUs per node, flow_key), so the traffic of GPU g of every node
+//    takes the same choices on rail g as GPU 0's on rail 0: the rails carry isomorphic traffic.
 //  * route() is const, allocation-light and thread-safe: all tables are precomputed at load.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +33,9 @@
 #include "scalescope/sim/units.hpp"
 
 namespace scalescope {
+
+/// Route cost of "no path" (internal to the routing tables).
+inline constexpr std::int64_t kRouteCostInf = std::numeric_limits<std::int64_t>::max() / 8;
 
 /// Physical link technology. `upi` is the CPU-to-CPU socket interconnect (Intel UPI, AMD xGMI).
 enum class LinkKind { nvlink, pcie, upi, ib, roce, ethernet };
@@ -112,6 +120,16 @@ class Cluster {
   /// The file's fabric kind. A single-node cluster is built without fabric switches (its NICs
   /// then lead nowhere), whatever the kind.
   FabricKind fabric_kind() const { return fabric_kind_; }
+  /// True when the rails are disjoint and alike: a rail_optimized fabric with one plane per rail,
+  /// more than one node, one NIC per GPU with rails 0..G-1 (GPU g's own NIC is the rail-g NIC and no
+  /// other NIC is nearer to it), and no fabric link joins two switches that serve no single rail.
+  /// (Single-plane fabrics keep hashing each flow over equally near NICs, as before.) Traffic that stays on its
+  /// GPU's rail then never meets another rail's, and equal choices on every rail are made alike
+  /// (route()), so simulating GPU 0's rail stands for all of them (models' TP rail classes).
+  bool rail_symmetric() const { return rail_symmetric_; }
+  /// Switch tiers the fabric was built with (0 without a fabric, 1 for a single switch or leaf);
+  /// a rail_optimized fabric uses the fewest tiers up to its max_tiers that connect the nodes.
+  int fabric_tiers() const { return fabric_tiers_; }
 
   int num_nodes() const { return nodes_; }
   int gpus_per_node() const { return gpus_per_node_; }
@@ -166,6 +184,9 @@ class Cluster {
   std::string name_, description_;
   std::vector<std::string> sources_;
   FabricKind fabric_kind_ = FabricKind::none;
+  bool rail_symmetric_ = false;
+  int fabric_tiers_ = 0;
+  std::vector<int> own_nic_;  ///< rail-symmetric: local NIC of rail g, by local GPU g
   GpuSpec gpu_;
   int nodes_ = 1;
   int gpus_per_node_ = 1;
@@ -187,7 +208,15 @@ class Cluster {
   std::vector<VertexId> fs_vertex_;
   std::vector<int> vertex_to_switch_;    ///< per vertex: switch id or -1
   std::vector<std::vector<int>> f_out_;  ///< switch -> fabric link indices to other switches
-  std::vector<Cost> f_dist_;             ///< S x S
+  /// Switch-to-switch costs inside one fabric plane (P x P, P switches per plane): the planes are
+  /// built alike (rail planes) or there is one plane holding every switch.
+  std::vector<Cost> f_dist_;
+  std::vector<int> f_plane_, f_local_;  ///< per switch: its plane and its index in the plane
+  std::size_t f_plane_size_ = 0;
+  Cost fabric_cost(std::size_t u, std::size_t v) const {
+    return f_plane_[u] != f_plane_[v] ? kRouteCostInf : f_dist_[static_cast<std::size_t>(f_local_[u]) * f_plane_size_ +
+                                                                 static_cast<std::size_t>(f_local_[v])];
+  }
   std::vector<int> nic_up_, nic_down_,
       leaf_of_nic_;  ///< per global NIC: uplink, downlink, its switch
 };

@@ -29,7 +29,8 @@ struct FlowId {
 struct FlowInfo {
   FlowId id;
   std::span<const int> resources;
-  Bytes size;
+  Bytes size;                ///< of each of the `count` flows
+  std::uint32_t count = 1;   ///< identical flows this one stands for (start()'s `count`)
   SimTime start = 0;     ///< when start() was called
   SimTime transfer = 0;  ///< when the latency ended and bytes began to move (finished only)
   SimTime end = 0;       ///< completion time (finished only)
@@ -59,6 +60,14 @@ class FlowObserver {
 /// nanoseconds (after forgiving a relative 1e-12 of floating-point noise); a flow whose
 /// remaining bytes fall below kDoneBytes counts as done.
 ///
+/// Redundant links are left out: every flow has an upper bound b_f = min(cap_f, min over its
+/// resources of C_r / count_f) that any feasible rate respects. A resource whose flows cannot
+/// fill it even at their bounds (sum of count_f * b_f <= C_r) constrains nothing, so removing it
+/// leaves the feasible set, and with it the max-min solution, unchanged; such "slack" resources do
+/// not join flows into components and are not passed to the solver (each flow is given b_f as its
+/// bound). The sums are kept exactly (integer bytes/s, b_f rounded up). In a large fabric most
+/// switch links are slack most of the time, which keeps components small.
+///
 /// Capacity 0 (a failed link) gives the flows on it rate 0: they stall, keep their remaining
 /// bytes and have no completion event until a later set_capacity() gives them bandwidth. If
 /// nothing else is pending, Engine::run() then returns with active_flows() > 0.
@@ -82,14 +91,18 @@ class FlowNetwork {
   /// (instantly when uncapped).
   /// The resources are copied into the flow's slot, whose storage is reused from flow to flow
   /// (no allocation per flow once the slots have grown).
+  /// `count` > 1 starts that many identical flows (same resources, size, latency and cap, started
+  /// now) as one aggregate: they always have the same max-min rate (maxmin.hpp, multiplicity),
+  /// so they finish together and on_done runs once for all of them; rate_Bps() and remaining()
+  /// are each flow's, bytes_carried() counts all of them.
   FlowId start(std::span<const int> resources, Bytes size, DoneFn on_done,
                Seconds latency = Seconds(0.0),
-               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate));
+               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate), std::uint32_t count = 1);
   FlowId start(std::initializer_list<int> resources, Bytes size, DoneFn on_done,
                Seconds latency = Seconds(0.0),
-               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate)) {
+               BytesPerSecond rate_cap = BytesPerSecond(kUnboundedRate), std::uint32_t count = 1) {
     return start(std::span<const int>(resources.begin(), resources.size()), size, std::move(on_done), latency,
-                 rate_cap);
+                 rate_cap, count);
   }
 
   /// Changes a resource's capacity (>= 0) from now on; rates are re-solved at the end of
@@ -134,6 +147,9 @@ class FlowNetwork {
     double remaining = 0.0;  // bytes left as of last_update
     double rate = 0.0;       // bytes/s
     double cap = kUnboundedRate;
+    double bound = kUnboundedRate;  // b_f (see the class comment)
+    std::uint64_t load = 0;         // count * b_f in whole bytes/s, added to load_ of its resources
+    std::uint32_t count = 1;  // identical flows aggregated in this one
     SimTime start = 0;
     SimTime transfer = 0;
     SimTime last_update = 0;
@@ -173,6 +189,10 @@ class FlowNetwork {
   void leave_batch(std::uint32_t f);
   void fire_batch(std::uint32_t b);
   void mark_dirty(int resource);
+  /// Computes fl.bound and fl.load and adds the load to its resources (sign +1) or removes it (-1).
+  void set_bound(std::uint32_t f);
+  void add_load(const Flow& fl, int sign);
+  bool slack(int resource) const;
   void request_resolve();
   void resolve();
   void collect_components();
@@ -189,6 +209,7 @@ class FlowNetwork {
   std::vector<std::uint64_t> res_mark_;
   std::vector<std::uint32_t> res_local_;
   std::vector<std::uint8_t> res_dirty_;
+  std::vector<std::uint64_t> load_;  // per resource: sum of its transferring flows' count * b_f
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<int> dirty_res_;
@@ -218,6 +239,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> local_offsets_;
   std::vector<std::uint32_t> local_resources_;
   std::vector<double> local_bound_;
+  std::vector<std::uint32_t> local_count_;
   std::vector<double> local_rate_;
   std::vector<Completion> completions_;
   MaxMinSolver solver_;

@@ -27,6 +27,11 @@
 //
 // Conventions: a flow over zero resources gets its bound (x_f = B_f, +inf if unbounded); a
 // resource used by no flow is ignored; a zero-capacity resource gives its flows rate 0.
+//
+// Aggregated flows: a flow may stand for m_f >= 1 identical flows (same resources and bound),
+// each moving at x_f. The capacity constraint becomes sum_f m_f x_f <= C_r and step 1 divides
+// by the number of unfrozen flows counted with multiplicity, sum_{f in U on r} m_f. Identical
+// flows always get identical max-min rates, so this is exactly the problem with the m_f copies.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +51,7 @@ struct MaxMinInput {
   std::span<const std::uint32_t> flow_offsets;    ///< F + 1 offsets into flow_resources
   std::span<const std::uint32_t> flow_resources;  ///< R(f) = [flow_offsets[f], flow_offsets[f+1])
   std::span<const double> bound;                  ///< B_f per flow, or empty for "no bounds"
+  std::span<const std::uint32_t> multiplicity;    ///< m_f >= 1 per flow, or empty for "all 1"
 };
 
 /// Solves MaxMinInput problems, reusing its scratch memory between calls (no allocation once
@@ -63,7 +69,7 @@ class MaxMinSolver {
   void freeze(std::uint32_t f, double x, const MaxMinInput& in, std::span<double> rate);
 
   std::vector<double> remaining_;
-  std::vector<std::uint32_t> users_;  // unfrozen flows per resource
+  std::vector<std::uint64_t> users_;  // unfrozen flows per resource, with multiplicity
   std::vector<std::uint32_t> res_offsets_;
   std::vector<std::uint32_t> res_flows_;
   std::vector<std::uint8_t> frozen_;
@@ -80,8 +86,9 @@ class MaxMinSystem {
   /// Returns the new resource's index (0, 1, ...).
   int add_resource(BytesPerSecond capacity);
   /// Returns the new flow's index (0, 1, ...). `resources` must be distinct valid indices.
+  /// `multiplicity` identical flows stand behind it (their common rate is returned).
   int add_flow(const std::vector<int>& resources,
-               BytesPerSecond bound = BytesPerSecond(kUnboundedRate));
+               BytesPerSecond bound = BytesPerSecond(kUnboundedRate), std::uint32_t multiplicity = 1);
   /// The max-min fair rate of every flow, in flow order.
   std::vector<BytesPerSecond> solve() const;
 
@@ -90,6 +97,7 @@ class MaxMinSystem {
   std::vector<std::uint32_t> offsets_{0};
   std::vector<std::uint32_t> resources_;
   std::vector<double> bound_;
+  std::vector<std::uint32_t> multiplicity_;
 };
 
 }  // namespace scalescope

@@ -1,0 +1,84 @@
+// Flow fidelity after issue 22's speed work: step times within 1% of those computed before it (committed
+// expected data, tests/data/flow_fidelity_before_issue22.json), TP rail classes equal to simulating every
+// rank on rail-symmetric (rail-plane) clusters, and flow equal to analytical where nothing contends.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "scalescope/calibrate/hardware.hpp"
+#include "scalescope/models/predict.hpp"
+#include "scalescope/sim/json_reader.hpp"
+
+namespace scalescope {
+namespace {
+
+struct Case {
+  Cluster cluster;
+  models::ModelSpec model;
+  models::Plan plan;
+  calib::HardwareModels hw;
+};
+
+// As `scalescope simulate --model M --cluster C --gpus G --plan P` (no calibration: datasheet models).
+Case setup(const std::string& model, const std::string& cluster, int gpus, const std::string& plan) {
+  auto c = load_cluster_by_name_or_path(cluster, ClusterOptions{{}, gpus});
+  auto m = models::load_model_by_name_or_path(model);
+  auto p = models::parse_plan(plan);
+  if (!c || !m || !p) throw std::runtime_error("built-in file missing");
+  auto hw = calib::load_hardware_models("", *c);
+  if (!hw) throw std::runtime_error(hw.error().str());
+  return Case{std::move(c).value(), std::move(m).value(), *p, std::move(hw).value()};
+}
+
+double step(const Case& s, Fidelity f, bool rail_classes = true) {
+  const CollectiveModel coll(s.cluster, s.hw.params);
+  models::PredictOptions o;
+  o.fidelity = f;
+  o.rail_classes = rail_classes;
+  auto p = models::predict(s.model, s.plan, s.cluster, coll, s.hw.compute, o);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
+  return p ? p->step_time_s : -1.0;
+}
+
+TEST(FlowScale, StepTimesStayWithinOnePercentOfThoseBeforeIssue22) {
+  // The files these cases use route as before (rail symmetry is for rail-plane fabrics only), so
+  // the flow engine's changes (aggregated identical flows, slack links left out: both exact) must
+  // give the earlier step times within 1%.
+  std::ifstream in(std::string(SCALESCOPE_TEST_DATA) + "/flow_fidelity_before_issue22.json");
+  ASSERT_TRUE(in.good());
+  const Json doc = Json::parse(in);
+  ASSERT_GE(doc.at("cases").size(), 5u);
+  for (const Json& c : doc.at("cases")) {
+    const std::string what = c.at("model").get<std::string>() + " on " + std::to_string(c.at("gpus").get<int>()) +
+                             " GPUs of " + c.at("cluster").get<std::string>() + ", " + c.at("plan").get<std::string>();
+    SCOPED_TRACE(what);
+    const Case s = setup(c.at("model"), c.at("cluster"), c.at("gpus"), c.at("plan"));
+    const double before = c.at("step_time_s");
+    EXPECT_NEAR(step(s, Fidelity::flow), before, 0.01 * before);
+  }
+}
+
+TEST(FlowScale, RailClassesEqualEveryRankOnRailSymmetricClusters) {
+  // GPT-3 175B on 512 GPUs (64 nodes = 2 leaves per rail plane, so DP rings and pipeline sends
+  // cross spines): the TP-rank-0 ranks give the step time of the simulation of every rank, since the
+  // absent ranks' traffic runs on the other rails only and takes the same choices there.
+  for (const char* cluster : {"h100-ndr-multiplane", "h200-ndr-multiplane"}) {
+    SCOPED_TRACE(cluster);
+    const Case s = setup("gpt3-175b", cluster, 512, "tp=8,pp=8,dp=8,mbs=1,gbs=64,schedule=1f1b,recompute=full");
+    ASSERT_TRUE(models::rail_classes_exact(s.plan, s.cluster, true));
+    EXPECT_DOUBLE_EQ(step(s, Fidelity::flow, true), step(s, Fidelity::flow, false));
+  }
+}
+
+TEST(FlowScale, FlowEqualsAnalyticalWhereNothingContends) {
+  // One pipeline of 2 stages on 2 nodes, tp=8 inside each node, dp=1: the only inter-node traffic is
+  // the pipeline sends of one stage pair, one at a time per direction, so the flow fidelity's shared
+  // links carry nothing else and both fidelities agree to the nanosecond rounding of completions.
+  const Case s = setup("llama3-8b", "h100-ndr-multiplane", 16, "tp=8,pp=2,dp=1,mbs=1,gbs=8");
+  EXPECT_NEAR(step(s, Fidelity::flow), step(s, Fidelity::analytical), 1e-6);
+}
+
+}  // namespace
+}  // namespace scalescope
