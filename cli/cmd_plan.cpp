@@ -6,8 +6,7 @@
 
 #include "cli_common.hpp"
 #include "planner_format.hpp"
-#include "scalescope/planner/search.hpp"
-#include "scalescope/planner/setup.hpp"
+#include "scalescope/planner/plan_run.hpp"
 
 namespace scalescope::cli {
 
@@ -28,25 +27,6 @@ struct PlanOptions {
   bool exhaustive = false;
   Format format = Format::text;
 };
-
-Json counts_json(const planner::PruneCounts& c) {
-  Json rules = Json::object();
-  for (const auto& [k, v] : c.invalid_by_rule) rules[k] = v;
-  return Json{{"layouts", c.layouts},
-              {"layouts_tp_cross_node", c.layouts_tp_cross_node},
-              {"layouts_tp_not_dividing_heads", c.layouts_tp_heads},
-              {"layouts_pp_not_dividing_layers", c.layouts_pp_layers},
-              {"layouts_gbs_not_divisible_by_dp", c.layouts_gbs_not_divisible},
-              {"plans", c.plans},
-              {"excluded_by_fix", c.fixed_out},
-              {"invalid", c.invalid},
-              {"invalid_by_rule", rules},
-              {"out_of_memory", c.out_of_memory},
-              {"dominated_by_less_recompute", c.dominated},
-              {"skipped_by_bound", c.bounded},
-              {"failed", c.failed},
-              {"evaluated", c.evaluated}};
-}
 
 std::string counts_text(const planner::PruneCounts& c) {
   std::string s = "layouts (tp, pp): " + std::to_string(c.layouts) + " considered, " +
@@ -71,43 +51,28 @@ std::string counts_text(const planner::PruneCounts& c) {
   return s;
 }
 
+planner::PlanRequest request(const PlanOptions& o) {
+  planner::PlanRequest q;
+  q.model = o.model;
+  q.cluster = o.cluster;
+  q.calibration = o.calibration;
+  q.fix = o.fix;
+  q.nodes = o.nodes;
+  q.gpus = o.gpus;
+  q.seq = o.seq;
+  q.gbs = o.gbs;
+  q.top = o.top;
+  q.flow_top = o.flow_top;
+  q.max_mbs = o.max_mbs;
+  q.max_vpp = o.max_vpp;
+  q.cross_node_tp = o.cross_node_tp;
+  q.exhaustive = o.exhaustive;
+  return q;
+}
+
 int run(const PlanOptions& o) {
   const std::string cmd = "plan";
-  if (o.model.empty()) return report(cmd, input_error("", "--model", "a model name or file is required"));
-  if (o.cluster.empty()) return report(cmd, input_error("", "--cluster", "a cluster name or file is required"));
-  if (o.gbs <= 0) return report(cmd, input_error("", "--gbs", "expected a positive global batch size"));
-  if (o.nodes && o.gpus) return report(cmd, input_error("", "--nodes", "give --nodes or --gpus, not both"));
-  if (o.top < 1) return report(cmd, input_error("", "--top", "expected a positive count"));
-  if (o.flow_top < 0) return report(cmd, input_error("", "--flow-top", "expected a count >= 0"));
-  auto model = models::load_model_by_name_or_path(o.model);
-  if (!model) return report(cmd, model.error());
-  if (o.seq) {
-    if (*o.seq <= 0) return report(cmd, input_error("", "--seq", "expected a positive sequence length"));
-    model->seq_len = *o.seq;
-  }
-  ClusterOptions co;
-  co.nodes = o.nodes;
-  co.gpus = o.gpus;
-  if ((o.nodes && *o.nodes <= 0) || (o.gpus && *o.gpus <= 0))
-    return report(cmd, input_error("", o.nodes ? "--nodes" : "--gpus", "expected a positive count"));
-  auto setup = planner::load_setup(o.cluster, co, o.calibration);
-  if (!setup) return report(cmd, setup.error());
-  const planner::EvalSetup& s = **setup;
-  planner::SearchSpace space;
-  space.gpus = o.gpus.value_or(s.cluster.num_gpus());
-  space.gbs = o.gbs;
-  space.allow_cross_node_tp = o.cross_node_tp;
-  space.max_mbs = o.max_mbs;
-  space.max_vpp = o.max_vpp;
-  space.prune_bound = !o.exhaustive;
-  if (!o.fix.empty()) {
-    auto f = planner::parse_plan_filter(o.fix);
-    if (!f) return report(cmd, f.error());
-    space.fix = *f;
-  }
   planner::SearchOptions so;
-  so.top = o.top;
-  so.flow_top = std::min(o.flow_top, o.top);
   so.threads = o.threads;
   so.progress = [next = 0L](long done, long total) mutable {
     if (total < 2000) return;
@@ -116,27 +81,20 @@ int run(const PlanOptions& o) {
       next = done * 10 / total + 1;
     }
   };
-  auto res = planner::search(*model, s.cluster, s.collectives, s.compute, space, so);
-  if (!res) return report(cmd, res.error());
-  const planner::SearchResult& r = *res;
+  auto run = planner::run_plan(request(o), so);
+  if (!run) return report(cmd, run.error());
+  const planner::EvalSetup& s = *run->setup;
+  const models::ModelSpec* model = &run->model;
+  const planner::SearchSpace& space = run->space;
+  so.flow_top = run->flow_top;
+  const planner::SearchResult& r = run->result;
   const std::string header = "scalescope plan: " + model->name + " (seq " + std::to_string(model->seq_len) + ") on " +
                              std::to_string(space.gpus) + " GPUs of " + s.cluster.name() + " (" +
                              std::to_string(s.cluster.num_nodes()) + " node(s) x " + std::to_string(s.cluster.gpus_per_node()) +
                              " " + s.cluster.gpu_spec().model + "), gbs " + std::to_string(space.gbs) + "\n";
   const int rc = r.ranked.empty() ? 1 : 0;
   if (o.format == Format::json) {
-    Json plans = Json::array();
-    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
-      Json j = ranked_json(r.ranked[i]);
-      j["rank"] = i + 1;
-      plans.push_back(j);
-    }
-    Json j = {{"model", model->name}, {"seq_len", model->seq_len}, {"cluster", s.cluster.name()},
-              {"gpus", space.gpus}, {"gbs", space.gbs}, {"gpu_memory_GiB", sig(s.cluster.gpu_spec().memory.value / (1024.0 * 1024 * 1024), 4)},
-              {"collectives", s.collective_source}, {"compute", s.compute_source},
-              {"flow_confirmed", so.flow_top}, {"counts", counts_json(r.counts)}, {"plans", plans},
-              {"explanations", r.explanations}};
-    print_stdout(j.dump(2));
+    print_stdout(planner::plan_json(*run).dump(2));
     return rc;
   }
   if (o.format == Format::csv) {

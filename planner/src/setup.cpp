@@ -14,6 +14,7 @@ Expected<std::unique_ptr<EvalSetup>> load_setup(const std::string& cluster_name_
   auto s = std::make_unique<EvalSetup>(std::move(cluster).value(), std::move(hw->params), std::move(hw->compute));
   s->collective_source = std::move(hw->collective_source);
   s->compute_source = std::move(hw->compute_source);
+  s->gpu_note = std::move(hw->gpu_note);
   return s;
 }
 

@@ -25,6 +25,7 @@ struct EvalSetup {
   models::ComputeModel compute;
   std::string collective_source = "built-in datasheet parameters";
   std::string compute_source = "datasheet roofline";
+  std::string gpu_note;  ///< set when the calibration's GPU differs from the cluster's
 };
 
 /// `calibration`: empty (datasheet), a calibration profile name or file (collectives fitted on the
