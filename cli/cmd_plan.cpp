@@ -6,6 +6,7 @@
 
 #include "cli_common.hpp"
 #include "planner_format.hpp"
+#include "scalescope/planner/plan_mpi.hpp"
 #include "scalescope/planner/plan_run.hpp"
 
 namespace scalescope::cli {
@@ -25,6 +26,7 @@ struct PlanOptions {
   int threads = 0;
   bool cross_node_tp = false;
   bool exhaustive = false;
+  bool mpi = false;
   Format format = Format::text;
 };
 
@@ -81,8 +83,16 @@ int run(const PlanOptions& o) {
       next = done * 10 / total + 1;
     }
   };
-  auto run = planner::run_plan(request(o), so);
-  if (!run) return report(cmd, run.error());
+  std::shared_ptr<planner::Transport> transport;
+  if (o.mpi) {
+    auto t = planner::load_mpi_transport();
+    if (!t) return report(cmd, t.error());
+    transport = std::move(t).value();
+  }
+  const bool root = !transport || transport->rank() == 0;
+  auto run = transport ? planner::run_plan_distributed(request(o), so, {}, *transport) : planner::run_plan(request(o), so);
+  if (!run) return root ? report(cmd, run.error()) : run.error().exit_code();
+  if (!root) return 0;
   const planner::EvalSetup& s = *run->setup;
   const models::ModelSpec* model = &run->model;
   const planner::SearchSpace& space = run->space;
@@ -175,6 +185,9 @@ void register_plan(CLI::App& app, Context& ctx) {
   sub->add_flag("--exhaustive", o->exhaustive,
                 "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "
                 "(slower; the ranked plans are the same)");
+  sub->add_flag("--mpi", o->mpi,
+                "Simulate the candidate plans across the ranks of an MPI job (mpirun -np N scalescope plan --mpi ...; "
+                "rank 0 prints; the ranking equals the one-process search's)");
   add_format_option(sub, o->format);
   sub->callback([o, &ctx] { ctx.exit_code = run(*o); });
 }

@@ -9,6 +9,7 @@
 #include "convert.hpp"
 #include "stack_loader.hpp"
 #include "scalescope/planner/plan_run.hpp"
+#include "scalescope/planner/report_json.hpp"
 #include "scalescope/planner/simulate_run.hpp"
 #include "scalescope/planner/sweep.hpp"
 #include "scalescope/planner/sweep_output.hpp"

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "scalescope/planner/sweep.hpp"
+#include "scalescope/planner/plan_mpi.hpp"
 #include "scalescope/planner/sweep_output.hpp"
 
 namespace scalescope::planner {
@@ -191,6 +192,31 @@ TEST(SweepJournal, ResumesWholeLinesDropsATornOneAndRefusesAnotherSpec) {
   EXPECT_EQ(j.error().path, "line 1");
   EXPECT_TRUE(SweepJournal::open(out, *parse_sweep_spec(other, "s.json"), true));  // --restart
   std::filesystem::remove_all(dir);
+}
+
+TEST(PlanMpi, ARankedPlanCrossesRanksBitForBit) {
+  auto run = run_plan([] {
+    PlanRequest q;
+    q.model = "llama3-8b";
+    q.cluster = "dgx-h100-8";
+    q.gbs = 32;
+    q.top = 1;
+    q.flow_top = 0;
+    return q;
+  }());
+  ASSERT_TRUE(run) << run.error().str();
+  ASSERT_EQ(run->result.ranked.size(), 1u);
+  const RankedPlan& a = run->result.ranked[0];
+  auto b = decode_ranked(encode_ranked(a));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->plan, a.plan);
+  EXPECT_EQ(b->step_time_s, a.step_time_s);  // exact: the ranking on rank 0 must not change
+  EXPECT_EQ(b->tokens_per_s, a.tokens_per_s);
+  EXPECT_EQ(b->mfu, a.mfu);
+  EXPECT_EQ(b->memory_GiB, a.memory_GiB);
+  for (std::size_t i = 0; i < a.breakdown.parts.size(); ++i) EXPECT_EQ(b->breakdown.parts[i].value, a.breakdown.parts[i].value);
+  EXPECT_EQ(b->limiter, a.limiter);
+  EXPECT_FALSE(decode_ranked(""));  // a failed plan
 }
 
 }  // namespace
