@@ -42,7 +42,7 @@ void check_fixed(const JsonCursor& c, const std::string& text, SweepMode mode) {
   if (mode == SweepMode::plan) {
     if (text.empty()) return;
     auto f = parse_plan_filter(text, "constraint");
-    if (!f) c.fail(f.error().message);
+    if (!f) c.fail(f.error().path.empty() ? f.error().message : f.error().path + ": " + f.error().message);
     return;
   }
   for (const char* key : {"dp=", "gbs="}) {
@@ -52,7 +52,7 @@ void check_fixed(const JsonCursor& c, const std::string& text, SweepMode mode) {
              "global_batches), got '" + text + "'");
   }
   auto p = models::parse_plan(text.empty() ? "gbs=1" : text + ",gbs=1", "plan");
-  if (!p) c.fail(p.error().message);
+  if (!p) c.fail(p.error().path.empty() ? p.error().message : p.error().path + ": " + p.error().message);
 }
 
 std::string fnv1a_hex(const std::string& s) {

@@ -75,8 +75,8 @@ def test_a_raising_progress_callback_cancels_the_search():
 
 def test_the_gil_is_released_during_a_search():
     # While another thread searches, this one keeps running Python code; with the GIL held it could not.
-    t = threading.Thread(target=lambda: scalescope.plan("llama3-70b", "h100-rail-ndr", 512, gpus=64, threads=1,
-                                                        flow_top=0))
+    t = threading.Thread(target=lambda: scalescope.plan("llama3-8b", "h100-rail-ndr", 256, gpus=32, threads=1,
+                                                        top=3, flow_top=0))
     ticks = 0
     t.start()
     while t.is_alive():

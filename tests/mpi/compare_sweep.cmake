@@ -23,7 +23,7 @@ foreach(ext csv json)
 endforeach()
 
 # `plan --mpi`: the candidates of one search split across 3 ranks give the one-process ranking, byte for byte.
-set(plan_args plan --model llama3-70b --cluster h100-rail-ndr --gpus 64 --gbs 512 --top 5 --flow-top 1 --format json)
+set(plan_args plan --model llama3-8b --cluster h100-rail-ndr --gpus 32 --gbs 256 --top 3 --flow-top 1 --format json)
 execute_process(COMMAND ${EXE} ${plan_args} --threads 1 RESULT_VARIABLE rc OUTPUT_VARIABLE one ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "plan: exit ${rc}\n${err}")

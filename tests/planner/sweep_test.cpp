@@ -1,6 +1,7 @@
 // Sweeps: spec parsing (product order, errors with JSON paths), the self-scheduling work split over threads
 // and ranks (an in-process transport), and the journal (resume, torn lines, another spec refused).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <deque>
@@ -55,7 +56,7 @@ TEST(SweepSpec, ErrorsNameTheJsonPath) {
   check(j, "$.plans[1]", "gbs");
   j = spec_json();
   j["typo"] = 1;
-  check(j, "$", "typo");
+  check(j, "$.typo", "unknown key");
   j = spec_json();
   j["constraints"] = Json::array({"tp=8"});
   check(j, "$.constraints", "simulate");
@@ -66,7 +67,7 @@ TEST(SweepSpec, ErrorsNameTheJsonPath) {
   check(j, "$.constraints[0]", "tp");
   j = spec_json();
   j["points"] = Json::array();
-  check(j, "$.points", "not both");
+  check(j, "$.models", "not both");
 }
 
 TEST(SweepSpec, UnloadableInputsAreFoundBeforeAnyPointRuns) {
