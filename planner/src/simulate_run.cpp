@@ -20,7 +20,7 @@ Json breakdown_json(const Breakdown& b) {
               {"recompute_s", sig(b[BP::recompute].value)},
               {"optimizer_s", sig(b[BP::optimizer].value)},
               {"other_compute_s", sig(b[BP::other_compute].value)},
-              {"exposed_comm", comm},
+              {"exposed_comm_s", comm},
               {"exposed_comm_total_s", sig(b.exposed_comm().value)},
               {"host_wait_s", sig(b[BP::host_wait].value)},
               {"bubble_s", sig(b[BP::bubble].value)}};
