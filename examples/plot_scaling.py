@@ -24,6 +24,16 @@ def scaling_rows():
     return [r for r in scalescope.sweep(spec) if r["status"] == "ok"]
 
 
+def label(ranked_plan):
+    p = ranked_plan["plan"]
+    text = f"#{ranked_plan['rank']} tp{p['tp']} pp{p['pp']} dp{p['dp']} zero{p['zero']} mbs{p['mbs']} {p['schedule']}"
+    if p["vpp"] > 1:
+        text += f" vpp{p['vpp']}"
+    if p["recompute"] != "none":
+        text += f" rc-{p['recompute']}"
+    return text + (" sp" if p["sp"] else "")
+
+
 def plot(out):
     rows = scaling_rows()
     ranked = scalescope.plan("llama3-70b", CLUSTER, 512, gpus=64, top=10, flow_top=0)["plans"]
@@ -37,16 +47,17 @@ def plot(out):
         left.annotate(f"tp{r['tp']} pp{r['pp']} dp{r['dp']}\nMFU {100 * r['mfu']:.0f}%", (g, t),
                       textcoords="offset points", xytext=(4, -22), fontsize=7)
     left.set_xscale("log", base=2)
+    left.set_yscale("log")
     left.set_xticks(gpus, [str(g) for g in gpus])
     left.set_xlabel("GPUs")
-    left.set_ylabel("million tokens/s")
+    left.set_ylabel("million tokens/s (log scale)")
     left.set_title("Llama-3-8B, gbs 512, " + CLUSTER)
     left.legend(loc="upper left")
 
     parts = [("compute", ["forward_s", "backward_s", "recompute_s", "optimizer_s", "other_compute_s"]),
              ("exposed comm", ["tp_comm_s", "sp_comm_s", "dp_comm_s", "zero_comm_s", "pp_comm_s", "other_comm_s"]),
              ("bubble / idle", ["bubble_s"])]
-    labels = [f"#{p['rank']} " + p["plan_text"].split(",schedule")[0].replace(",gbs=512", "") for p in ranked]
+    labels = [label(p) for p in ranked]
     bottom = [0.0] * len(ranked)
     for name, keys in parts:
         vals = [sum(p["breakdown"].get(k, 0.0) for k in keys) for p in ranked]
@@ -55,8 +66,8 @@ def plot(out):
     right.invert_yaxis()
     right.tick_params(axis="y", labelsize=7)
     right.set_xlabel("step time (s), critical rank")
-    right.set_title("Llama-3-70B on 64 GPUs: the 10 best plans (scalescope.plan)")
-    right.legend(loc="lower right", fontsize=8)
+    right.set_title("Llama-3-70B, 64 GPUs: the 10 best plans (scalescope.plan)", fontsize=10)
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     return rows, ranked
