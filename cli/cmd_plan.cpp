@@ -16,16 +16,8 @@ namespace {
 using namespace plan_fmt;
 
 struct PlanOptions {
-  std::string model, cluster, calibration, fix;
-  std::optional<int> nodes, gpus, seq;
-  int gbs = 0;
-  int top = 10;
-  int flow_top = 3;
-  int max_mbs = 8;
-  int max_vpp = 8;
+  planner::PlanRequest q;  ///< the options the search takes, bound to the flags below
   int threads = 0;
-  bool cross_node_tp = false;
-  bool exhaustive = false;
   bool mpi = false;
   Format format = Format::text;
 };
@@ -53,25 +45,6 @@ std::string counts_text(const planner::PruneCounts& c) {
   return s;
 }
 
-planner::PlanRequest request(const PlanOptions& o) {
-  planner::PlanRequest q;
-  q.model = o.model;
-  q.cluster = o.cluster;
-  q.calibration = o.calibration;
-  q.fix = o.fix;
-  q.nodes = o.nodes;
-  q.gpus = o.gpus;
-  q.seq = o.seq;
-  q.gbs = o.gbs;
-  q.top = o.top;
-  q.flow_top = o.flow_top;
-  q.max_mbs = o.max_mbs;
-  q.max_vpp = o.max_vpp;
-  q.cross_node_tp = o.cross_node_tp;
-  q.exhaustive = o.exhaustive;
-  return q;
-}
-
 int run(const PlanOptions& o) {
   const std::string cmd = "plan";
   planner::SearchOptions so;
@@ -90,7 +63,7 @@ int run(const PlanOptions& o) {
     transport = std::move(t).value();
   }
   const bool root = !transport || transport->rank() == 0;
-  auto run = transport ? planner::run_plan_distributed(request(o), so, {}, *transport) : planner::run_plan(request(o), so);
+  auto run = transport ? planner::run_plan_distributed(o.q, so, {}, *transport) : planner::run_plan(o.q, so);
   if (!run) return root ? report(cmd, run.error()) : run.error().exit_code();
   if (!root) return 0;
   const planner::EvalSetup& s = *run->setup;
@@ -168,21 +141,21 @@ void register_plan(CLI::App& app, Context& ctx) {
       "Search the parallel plans (tp, pp, dp, ZeRO stage, micro-batch, schedule, recompute, sequence parallelism) of a "
       "model on a cluster: prune the invalid and out-of-memory ones, simulate the rest (analytical, all cores), confirm "
       "the best at flow fidelity and rank them. Exit 1 (with the reasons) when no plan can run.");
-  sub->add_option("--model", o->model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
-  sub->add_option("--cluster", o->cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
-  sub->add_option("--nodes", o->nodes, "Nodes to build the cluster with (default: the file's); every GPU is used");
-  sub->add_option("--gpus", o->gpus, "GPUs to plan for (the cluster is built with enough whole nodes)");
-  sub->add_option("--gbs", o->gbs, "Global batch size in sequences (required)");
-  sub->add_option("--seq", o->seq, "Sequence length (default: the model's)");
-  sub->add_option("--calibration", o->calibration, "Calibration profile or collective-parameters JSON (as for `simulate`)");
-  sub->add_option("--top", o->top, "Plans to list")->default_str("10");
-  sub->add_option("--flow-top", o->flow_top, "Of those, how many to re-simulate at flow fidelity (0: none)")->default_str("3");
-  sub->add_option("--fix", o->fix, "Keep fields fixed: \"tp=8,pp=4,zero=1,mbs=1,schedule=1f1b,vpp=2,recompute=full,sp=1\"");
-  sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Allow tensor parallelism across nodes");
-  sub->add_option("--max-mbs", o->max_mbs, "Largest micro-batch size tried")->default_str("8");
-  sub->add_option("--max-vpp", o->max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
+  sub->add_option("--model", o->q.model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
+  sub->add_option("--cluster", o->q.cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
+  sub->add_option("--nodes", o->q.nodes, "Nodes to build the cluster with (default: the file's); every GPU is used");
+  sub->add_option("--gpus", o->q.gpus, "GPUs to plan for (the cluster is built with enough whole nodes)");
+  sub->add_option("--gbs", o->q.gbs, "Global batch size in sequences (required)");
+  sub->add_option("--seq", o->q.seq, "Sequence length (default: the model's)");
+  sub->add_option("--calibration", o->q.calibration, "Calibration profile or collective-parameters JSON (as for `simulate`)");
+  sub->add_option("--top", o->q.top, "Plans to list")->default_str("10");
+  sub->add_option("--flow-top", o->q.flow_top, "Of those, how many to re-simulate at flow fidelity (0: none)")->default_str("3");
+  sub->add_option("--fix", o->q.fix, "Keep fields fixed: \"tp=8,pp=4,zero=1,mbs=1,schedule=1f1b,vpp=2,recompute=full,sp=1\"");
+  sub->add_flag("--allow-cross-node-tp", o->q.cross_node_tp, "Allow tensor parallelism across nodes");
+  sub->add_option("--max-mbs", o->q.max_mbs, "Largest micro-batch size tried")->default_str("8");
+  sub->add_option("--max-vpp", o->q.max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores); the ranking does not depend on it");
-  sub->add_flag("--exhaustive", o->exhaustive,
+  sub->add_flag("--exhaustive", o->q.exhaustive,
                 "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "
                 "(slower; the ranked plans are the same)");
   sub->add_flag("--mpi", o->mpi,

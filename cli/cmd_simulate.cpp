@@ -16,14 +16,9 @@ namespace scalescope::cli {
 namespace {
 
 struct SimulateOptions {
-  std::string model, cluster, plan, calibration, trace;
+  planner::SimulateRequest q;  ///< the options the prediction takes, bound to the flags below
   FrameworkOptions stack;
-  std::optional<int> nodes, gpus;
-  std::string fidelity = "analytical";
-  std::string attention = "flash";
-  std::string intra_node = "analytical";
-  bool all_ranks = false;
-  bool per_layer = false;
+  std::string trace;
   Format format = Format::text;
 };
 
@@ -41,7 +36,7 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
   const bool sym = p.sim.ranks.size() < static_cast<std::size_t>(l.plan.gpus());
   std::string out = "scalescope simulate: " + l.model.name + " on " + std::to_string(l.plan.gpus()) + " GPUs of " +
                     c.name() + " (" + std::to_string(c.num_nodes()) + " node(s) x " + std::to_string(c.gpus_per_node()) +
-                    " " + c.gpu_spec().model + "), " + o.fidelity + " fidelity, " +
+                    " " + c.gpu_spec().model + "), " + o.q.fidelity + " fidelity, " +
                     (sym ? "one representative pipeline" : "every rank") + "\n";
   out += "plan: " + models::to_string(l.plan) + "\n";
   out += "micro-batches per pipeline: " + std::to_string(l.plan.num_microbatches()) + "\n\n";
@@ -96,28 +91,13 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
   return out;
 }
 
-planner::SimulateRequest request(const SimulateOptions& o) {
-  planner::SimulateRequest q;
-  q.model = o.model;
-  q.cluster = o.cluster;
-  q.plan = o.plan;
-  q.calibration = o.calibration;
-  q.nodes = o.nodes;
-  q.gpus = o.gpus;
-  q.fidelity = o.fidelity;
-  q.attention = o.attention;
-  q.intra_node = o.intra_node;
-  q.all_ranks = o.all_ranks;
-  q.per_layer_tasks = o.per_layer;
-  q.record_task_times = !o.trace.empty();
-  return q;
-}
-
 int run(const SimulateOptions& o) {
   const std::string cmd = "simulate";
   auto stack = load_stack(o.stack);
   if (!stack) return report(cmd, stack.error());
-  auto run = planner::run_simulate(request(o), *stack);
+  planner::SimulateRequest q = o.q;
+  q.record_task_times = !o.trace.empty();
+  auto run = planner::run_simulate(q, *stack);
   if (!run) return report(cmd, run.error());
   const planner::SimulateRun& l = *run;
   const models::Prediction& p = l.prediction;
@@ -155,29 +135,29 @@ void register_simulate(CLI::App& app, Context& ctx) {
       "Simulate one training iteration of a model under a parallel plan on a cluster: step time, tokens/s, MFU, "
       "memory per GPU, where the time goes, and where the numbers come from. Ranks are laid out Megatron-style "
       "(tp innermost, then dp, then pp).");
-  sub->add_option("--model", opts->model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
-  sub->add_option("--cluster", opts->cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
-  sub->add_option("--nodes", opts->nodes, "Nodes to build the cluster with (default: as many as the plan needs)");
-  sub->add_option("--gpus", opts->gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
-  sub->add_option("--plan", opts->plan,
+  sub->add_option("--model", opts->q.model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
+  sub->add_option("--cluster", opts->q.cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
+  sub->add_option("--nodes", opts->q.nodes, "Nodes to build the cluster with (default: as many as the plan needs)");
+  sub->add_option("--gpus", opts->q.gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
+  sub->add_option("--plan", opts->q.plan,
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
                   "(keys: tp pp dp zero mbs gbs schedule vpp recompute sp precision bucket_MB overlap) (required)");
-  sub->add_option("--calibration", opts->calibration,
+  sub->add_option("--calibration", opts->q.calibration,
                   "Calibration profile (name or file from `scalescope calibrate`: GEMMs, HBM, launch overhead and "
                   "collectives, fitted on the cluster) or a collective-parameters JSON (collectives only)");
-  sub->add_option("--fidelity", opts->fidelity, "analytical (one representative pipeline, closed-form collectives) or "
+  sub->add_option("--fidelity", opts->q.fidelity, "analytical (one representative pipeline, closed-form collectives) or "
                                                 "flow (every rank, transfers share links)")
       ->default_str("analytical");
-  sub->add_flag("--all-ranks", opts->all_ranks, "Simulate every rank also at analytical fidelity");
-  sub->add_option("--intra-node", opts->intra_node,
+  sub->add_flag("--all-ranks", opts->q.all_ranks, "Simulate every rank also at analytical fidelity");
+  sub->add_option("--intra-node", opts->q.intra_node,
                   "Flow fidelity: intra-node collectives at their analytical time (analytical, faster) or as flows")
       ->default_str("analytical");
-  sub->add_option("--attention", opts->attention,
+  sub->add_option("--attention", opts->q.attention,
                   "flash (FlashAttention kernel, no stored scores) or unfused (Megatron 2021: score GEMMs, softmax "
                   "and dropout kernels)")
       ->default_str("flash");
   add_framework_options(sub, opts->stack);
-  sub->add_flag("--per-layer-tasks", opts->per_layer, "One task per layer and TP collective (finer traces, slower)");
+  sub->add_flag("--per-layer-tasks", opts->q.per_layer_tasks, "One task per layer and TP collective (finer traces, slower)");
   sub->add_option("--trace", opts->trace, "Write a Perfetto / Chrome trace of the iteration to this file");
   add_format_option(sub, opts->format);
   sub->callback([opts, &ctx] { ctx.exit_code = run(*opts); });
