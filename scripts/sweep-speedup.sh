@@ -8,13 +8,14 @@ EXE="${2:-build-ci}/cli/scalescope"
 OUT="$(mktemp -d)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 points=$(python3 -c "import json,sys; s=json.load(open('$SPEC')); import math; print(len(s['points']) if 'points' in s else math.prod(len(s.get(k,[''])) for k in ['models','clusters','gpus','global_batches','calibrations','stacks','constraints' if s['mode']=='plan' else 'plans']))")
-echo "spec $SPEC: $points points; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
-one=$(t "$EXE" sweep "$SPEC" -o "$OUT/np0.csv" --threads 1 -q)
-echo "1 process, 1 thread (no MPI): ${one} s, $(echo "scale=3; $one / $points" | bc) s per point"
+echo "spec $SPEC: $points points; $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Wall seconds and CPU seconds (user + system, all ranks) of one command.
+t() { /usr/bin/time -f "%e %U %S" -o "$OUT/time" "$@" >/dev/null 2>&1; awk '{printf "%s %.2f", $1, $2 + $3}' "$OUT/time"; }
+read -r one one_cpu <<<"$(t "$EXE" sweep "$SPEC" -o "$OUT/np0.csv" --threads 1 -q)"
+echo "1 process, 1 thread (no MPI): ${one} s wall, ${one_cpu} s CPU, $(echo "scale=3; $one_cpu / $points" | bc) CPU s per point"
 for np in 1 2 4; do
-  w=$(t mpirun --oversubscribe -np "$np" "$EXE" sweep "$SPEC" -o "$OUT/np$np.csv" -q)
+  read -r w cpu <<<"$(t mpirun --oversubscribe -np "$np" "$EXE" sweep "$SPEC" -o "$OUT/np$np.csv" -q)"
   cmp -s "$OUT/np0.csv" "$OUT/np$np.csv" && same=identical || same=DIFFERENT
-  echo "mpirun -np $np: ${w} s, speed-up $(echo "scale=2; $one / $w" | bc) (output $same)"
+  echo "mpirun -np $np: ${w} s wall, ${cpu} s CPU (all ranks), speed-up $(echo "scale=2; $one / $w" | bc) (output $same)"
 done
 rm -rf "$OUT"
