@@ -49,5 +49,6 @@ void register_calibrate(CLI::App& app, Context& ctx);
 void register_plan(CLI::App& app, Context& ctx);
 void register_scaling(CLI::App& app, Context& ctx);
 void register_capacity(CLI::App& app, Context& ctx);
+void register_sweep(CLI::App& app, Context& ctx);
 
 }  // namespace scalescope::cli

@@ -6,8 +6,8 @@
 
 #include "cli_common.hpp"
 #include "planner_format.hpp"
-#include "scalescope/planner/search.hpp"
-#include "scalescope/planner/setup.hpp"
+#include "scalescope/planner/plan_mpi.hpp"
+#include "scalescope/planner/plan_run.hpp"
 
 namespace scalescope::cli {
 
@@ -16,37 +16,11 @@ namespace {
 using namespace plan_fmt;
 
 struct PlanOptions {
-  std::string model, cluster, calibration, fix;
-  std::optional<int> nodes, gpus, seq;
-  int gbs = 0;
-  int top = 10;
-  int flow_top = 3;
-  int max_mbs = 8;
-  int max_vpp = 8;
+  planner::PlanRequest q;  ///< the options the search takes, bound to the flags below
   int threads = 0;
-  bool cross_node_tp = false;
-  bool exhaustive = false;
+  bool mpi = false;
   Format format = Format::text;
 };
-
-Json counts_json(const planner::PruneCounts& c) {
-  Json rules = Json::object();
-  for (const auto& [k, v] : c.invalid_by_rule) rules[k] = v;
-  return Json{{"layouts", c.layouts},
-              {"layouts_tp_cross_node", c.layouts_tp_cross_node},
-              {"layouts_tp_not_dividing_heads", c.layouts_tp_heads},
-              {"layouts_pp_not_dividing_layers", c.layouts_pp_layers},
-              {"layouts_gbs_not_divisible_by_dp", c.layouts_gbs_not_divisible},
-              {"plans", c.plans},
-              {"excluded_by_fix", c.fixed_out},
-              {"invalid", c.invalid},
-              {"invalid_by_rule", rules},
-              {"out_of_memory", c.out_of_memory},
-              {"dominated_by_less_recompute", c.dominated},
-              {"skipped_by_bound", c.bounded},
-              {"failed", c.failed},
-              {"evaluated", c.evaluated}};
-}
 
 std::string counts_text(const planner::PruneCounts& c) {
   std::string s = "layouts (tp, pp): " + std::to_string(c.layouts) + " considered, " +
@@ -73,41 +47,7 @@ std::string counts_text(const planner::PruneCounts& c) {
 
 int run(const PlanOptions& o) {
   const std::string cmd = "plan";
-  if (o.model.empty()) return report(cmd, input_error("", "--model", "a model name or file is required"));
-  if (o.cluster.empty()) return report(cmd, input_error("", "--cluster", "a cluster name or file is required"));
-  if (o.gbs <= 0) return report(cmd, input_error("", "--gbs", "expected a positive global batch size"));
-  if (o.nodes && o.gpus) return report(cmd, input_error("", "--nodes", "give --nodes or --gpus, not both"));
-  if (o.top < 1) return report(cmd, input_error("", "--top", "expected a positive count"));
-  if (o.flow_top < 0) return report(cmd, input_error("", "--flow-top", "expected a count >= 0"));
-  auto model = models::load_model_by_name_or_path(o.model);
-  if (!model) return report(cmd, model.error());
-  if (o.seq) {
-    if (*o.seq <= 0) return report(cmd, input_error("", "--seq", "expected a positive sequence length"));
-    model->seq_len = *o.seq;
-  }
-  ClusterOptions co;
-  co.nodes = o.nodes;
-  co.gpus = o.gpus;
-  if ((o.nodes && *o.nodes <= 0) || (o.gpus && *o.gpus <= 0))
-    return report(cmd, input_error("", o.nodes ? "--nodes" : "--gpus", "expected a positive count"));
-  auto setup = planner::load_setup(o.cluster, co, o.calibration);
-  if (!setup) return report(cmd, setup.error());
-  const planner::EvalSetup& s = **setup;
-  planner::SearchSpace space;
-  space.gpus = o.gpus.value_or(s.cluster.num_gpus());
-  space.gbs = o.gbs;
-  space.allow_cross_node_tp = o.cross_node_tp;
-  space.max_mbs = o.max_mbs;
-  space.max_vpp = o.max_vpp;
-  space.prune_bound = !o.exhaustive;
-  if (!o.fix.empty()) {
-    auto f = planner::parse_plan_filter(o.fix);
-    if (!f) return report(cmd, f.error());
-    space.fix = *f;
-  }
   planner::SearchOptions so;
-  so.top = o.top;
-  so.flow_top = std::min(o.flow_top, o.top);
   so.threads = o.threads;
   so.progress = [next = 0L](long done, long total) mutable {
     if (total < 2000) return;
@@ -116,27 +56,28 @@ int run(const PlanOptions& o) {
       next = done * 10 / total + 1;
     }
   };
-  auto res = planner::search(*model, s.cluster, s.collectives, s.compute, space, so);
-  if (!res) return report(cmd, res.error());
-  const planner::SearchResult& r = *res;
+  std::shared_ptr<planner::Transport> transport;
+  if (o.mpi) {
+    auto t = planner::load_mpi_transport();
+    if (!t) return report(cmd, t.error());
+    transport = std::move(t).value();
+  }
+  const bool root = !transport || transport->rank() == 0;
+  auto run = transport ? planner::run_plan_distributed(o.q, so, {}, *transport) : planner::run_plan(o.q, so);
+  if (!run) return root ? report(cmd, run.error()) : run.error().exit_code();
+  if (!root) return 0;
+  const planner::EvalSetup& s = *run->setup;
+  const models::ModelSpec* model = &run->model;
+  const planner::SearchSpace& space = run->space;
+  so.flow_top = run->flow_top;
+  const planner::SearchResult& r = run->result;
   const std::string header = "scalescope plan: " + model->name + " (seq " + std::to_string(model->seq_len) + ") on " +
                              std::to_string(space.gpus) + " GPUs of " + s.cluster.name() + " (" +
                              std::to_string(s.cluster.num_nodes()) + " node(s) x " + std::to_string(s.cluster.gpus_per_node()) +
                              " " + s.cluster.gpu_spec().model + "), gbs " + std::to_string(space.gbs) + "\n";
   const int rc = r.ranked.empty() ? 1 : 0;
   if (o.format == Format::json) {
-    Json plans = Json::array();
-    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
-      Json j = ranked_json(r.ranked[i]);
-      j["rank"] = i + 1;
-      plans.push_back(j);
-    }
-    Json j = {{"model", model->name}, {"seq_len", model->seq_len}, {"cluster", s.cluster.name()},
-              {"gpus", space.gpus}, {"gbs", space.gbs}, {"gpu_memory_GiB", sig(s.cluster.gpu_spec().memory.value / (1024.0 * 1024 * 1024), 4)},
-              {"collectives", s.collective_source}, {"compute", s.compute_source},
-              {"flow_confirmed", so.flow_top}, {"counts", counts_json(r.counts)}, {"plans", plans},
-              {"explanations", r.explanations}};
-    print_stdout(dump_json(j));
+    print_stdout(dump_json(planner::plan_json(*run)));
     return rc;
   }
   if (o.format == Format::csv) {
@@ -200,23 +141,26 @@ void register_plan(CLI::App& app, Context& ctx) {
       "Search the parallel plans (tp, pp, dp, ZeRO stage, micro-batch, schedule, recompute, sequence parallelism) of a "
       "model on a cluster: prune the invalid and out-of-memory ones, simulate the rest (analytical, all cores), confirm "
       "the best at flow fidelity and rank them. Exit 1 (with the reasons) when no plan can run.");
-  sub->add_option("--model", o->model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
-  sub->add_option("--cluster", o->cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
-  sub->add_option("--nodes", o->nodes, "Nodes to build the cluster with (default: the file's); every GPU is used");
-  sub->add_option("--gpus", o->gpus, "GPUs to plan for (the cluster is built with enough whole nodes)");
-  sub->add_option("--gbs", o->gbs, "Global batch size in sequences (required)");
-  sub->add_option("--seq", o->seq, "Sequence length (default: the model's)");
-  sub->add_option("--calibration", o->calibration, "Calibration profile or collective-parameters JSON (as for `simulate`)");
-  sub->add_option("--top", o->top, "Plans to list")->default_str("10");
-  sub->add_option("--flow-top", o->flow_top, "Of those, how many to re-simulate at flow fidelity (0: none)")->default_str("3");
-  sub->add_option("--fix", o->fix, "Keep fields fixed: \"tp=8,pp=4,zero=1,mbs=1,schedule=1f1b,vpp=2,recompute=full,sp=1\"");
-  sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Allow tensor parallelism across nodes");
-  sub->add_option("--max-mbs", o->max_mbs, "Largest micro-batch size tried")->default_str("8");
-  sub->add_option("--max-vpp", o->max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
+  sub->add_option("--model", o->q.model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
+  sub->add_option("--cluster", o->q.cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
+  sub->add_option("--nodes", o->q.nodes, "Nodes to build the cluster with (default: the file's); every GPU is used");
+  sub->add_option("--gpus", o->q.gpus, "GPUs to plan for (the cluster is built with enough whole nodes)");
+  sub->add_option("--gbs", o->q.gbs, "Global batch size in sequences (required)");
+  sub->add_option("--seq", o->q.seq, "Sequence length (default: the model's)");
+  sub->add_option("--calibration", o->q.calibration, "Calibration profile or collective-parameters JSON (as for `simulate`)");
+  sub->add_option("--top", o->q.top, "Plans to list")->default_str("10");
+  sub->add_option("--flow-top", o->q.flow_top, "Of those, how many to re-simulate at flow fidelity (0: none)")->default_str("3");
+  sub->add_option("--fix", o->q.fix, "Keep fields fixed: \"tp=8,pp=4,zero=1,mbs=1,schedule=1f1b,vpp=2,recompute=full,sp=1\"");
+  sub->add_flag("--allow-cross-node-tp", o->q.cross_node_tp, "Allow tensor parallelism across nodes");
+  sub->add_option("--max-mbs", o->q.max_mbs, "Largest micro-batch size tried")->default_str("8");
+  sub->add_option("--max-vpp", o->q.max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores); the ranking does not depend on it");
-  sub->add_flag("--exhaustive", o->exhaustive,
+  sub->add_flag("--exhaustive", o->q.exhaustive,
                 "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "
                 "(slower; the ranked plans are the same)");
+  sub->add_flag("--mpi", o->mpi,
+                "Simulate the candidate plans across the ranks of an MPI job (mpirun -np N scalescope plan --mpi ...; "
+                "rank 0 prints; the ranking equals the one-process search's)");
   add_format_option(sub, o->format);
   sub->callback([o, &ctx] { ctx.exit_code = run(*o); });
 }

@@ -7,12 +7,8 @@
 #include <string>
 
 #include "cli_common.hpp"
-#include <iostream>
-
-#include "framework_options.hpp"
-#include "scalescope/calibrate/hardware.hpp"
-#include "scalescope/models/compute_profile.hpp"
-#include "scalescope/models/predict.hpp"
+#include "stack_loader.hpp"
+#include "scalescope/planner/simulate_run.hpp"
 #include "scalescope/sim/trace.hpp"
 
 namespace scalescope::cli {
@@ -20,25 +16,11 @@ namespace scalescope::cli {
 namespace {
 
 struct SimulateOptions {
-  std::string model, cluster, plan, calibration, trace;
+  planner::SimulateRequest q;  ///< the options the prediction takes, bound to the flags below
   FrameworkOptions stack;
-  std::optional<int> nodes, gpus;
-  std::string fidelity = "analytical";
-  std::string attention = "flash";
-  std::string intra_node = "analytical";
-  bool all_ranks = false;
-  bool no_rail_classes = false;
-  bool per_layer = false;
-  bool strict = false;
+  std::string trace;
   Format format = Format::text;
 };
-
-/// v rounded to `digits` significant digits (stable text across compilers for golden files).
-double sig(double v, int digits = 6) {
-  if (v == 0.0 || !std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
-  return std::round(v * scale) / scale;
-}
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -46,119 +28,18 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-struct Loaded {
-  models::ModelSpec model;
-  models::Plan plan;
-  std::optional<Cluster> cluster;
-  CollectiveParams params = datasheet_collective_params();
-  std::string collective_source = "built-in datasheet parameters";
-  std::optional<models::ComputeModel> compute;
-  std::string compute_source = "datasheet roofline";
-  std::string gpu_note;
-};
-
-Expected<Loaded> load(const SimulateOptions& o) {
-  Loaded l;
-  if (o.model.empty()) return input_error("", "--model", "a model name or file is required");
-  if (o.cluster.empty()) return input_error("", "--cluster", "a cluster name or file is required");
-  if (o.plan.empty()) return input_error("", "--plan", "a plan (\"tp=..,pp=..,dp=..,gbs=..\") or plan file is required");
-  auto model = models::load_model_by_name_or_path(o.model);
-  if (!model) return model.error();
-  l.model = std::move(model).value();
-  auto plan = models::parse_plan_or_file(o.plan);
-  if (!plan) return plan.error();
-  l.plan = *plan;
-  // The plan's own rules first (sizes and their products at 64 bits): a plan of 2^48 GPUs fails here,
-  // before a cluster is built for it. predict() checks it again against the cluster's GPU count.
-  if (auto check = models::validate(l.plan, l.model, 0); !check) return check.error();
-  ClusterOptions copt;
-  copt.nodes = o.nodes;
-  copt.gpus = o.gpus;
-  if (!o.nodes && !o.gpus) copt.gpus = l.plan.gpus();  // as many nodes as the plan needs
-  auto cluster = load_cluster_by_name_or_path(o.cluster, copt);
-  if (!cluster) return cluster.error();
-  l.cluster.emplace(std::move(cluster).value());
-  calib::CalibrationOptions co;
-  co.strict = o.strict;
-  auto hw = calib::load_hardware_models(o.calibration, *l.cluster, co);
-  if (!hw) return hw.error();
-  for (const auto& n : hw->notes) std::cerr << "scalescope simulate: warning: " << n << "\n";
-  l.params = std::move(hw->params);
-  l.collective_source = std::move(hw->collective_source);
-  l.compute.emplace(std::move(hw->compute));
-  auto stack = load_framework_setup(o.stack);
-  if (!stack) return stack.error();
-  stack->apply(*l.compute);
-  l.compute_source = std::move(hw->compute_source);
-  l.gpu_note = std::move(hw->gpu_note);
-  return l;
-}
-
-Json breakdown_json(const Breakdown& b) {
-  using BP = BreakdownPart;
-  Json comm = {{"tp_s", sig(b[BP::tp_comm].value)},    {"sp_s", sig(b[BP::sp_comm].value)},
-               {"dp_s", sig(b[BP::dp_comm].value)},    {"zero_s", sig(b[BP::zero_comm].value)},
-               {"pp_s", sig(b[BP::pp_comm].value)},    {"other_s", sig(b[BP::other_comm].value)}};
-  return Json{{"compute_s", sig(b.compute().value)},
-              {"forward_s", sig(b[BP::forward].value)},
-              {"backward_s", sig(b[BP::backward].value)},
-              {"recompute_s", sig(b[BP::recompute].value)},
-              {"optimizer_s", sig(b[BP::optimizer].value)},
-              {"other_compute_s", sig(b[BP::other_compute].value)},
-              {"exposed_comm_s", comm},
-              {"exposed_comm_total_s", sig(b.exposed_comm().value)},
-              {"host_wait_s", sig(b[BP::host_wait].value)},
-              {"bubble_s", sig(b[BP::bubble].value)}};
-}
-
-Json provenance_json(const Loaded& l, const models::Prediction& p) {
-  Json inputs = Json::array();
-  for (const auto& v : p.compute_inputs) {
-    inputs.push_back({{"name", v.name}, {"value", sig(v.value)}, {"unit", v.unit},
-                      {"provenance", std::string(models::to_string(v.provenance))}, {"source", v.source}});
-  }
-  double total = 0;
-  for (const auto& s : p.compute_provenance) total += s.value;
-  Json share = Json::object();
-  for (int i = 0; i < models::kNumProvenances; ++i) {
-    const double v = p.compute_provenance[static_cast<std::size_t>(i)].value;
-    if (v > 0) share[std::string(models::to_string(static_cast<models::Provenance>(i)))] = sig(v / total, 4);
-  }
-  const CollectiveParams& c = l.params;
-  Json coll = {{"source", l.collective_source},
-               {"base_latency_us", c.base_latency_source},
-               {"hop_latency_us", c.hop_latency_source},
-               {"protocol_efficiency", c.protocol_efficiency_source},
-               {"link_efficiency", c.link_efficiency_source},
-               {"bus_efficiency", c.bus_efficiency_source},
-               {"channels", c.channels_source}};
-  return Json{{"compute", {{"source", l.compute_source}, {"layer_time_share", share}, {"inputs", inputs}}},
-              {"collectives", coll}};
-}
-
 std::string percent(double f) { return fixed(100.0 * f, 1) + " %"; }
 
-/// A note when the host bounds the step (more than 10% of it waits for kernel launches): that share rests on
-/// a host cost measured on one machine, and host speed differs between machines of one kind.
-std::string host_bound_note(const Loaded& l, const models::Prediction& p) {
-  const Breakdown& b = p.sim.breakdown;
-  const double share = b.total.value > 0 ? b[BreakdownPart::host_wait].value / b.total.value : 0.0;
-  if (share <= 0.10 || !l.compute->host_cost()) return {};
-  return "host-bound: " + percent(share) + " of the step waits for the host to launch kernels, priced with the host "
-         "cost in " + l.compute->host_cost()->source + "; host speed differed by up to 1.8x between leases of one "
-         "machine kind (validation/REPORT.md), so measure it on the machine that will run the plan "
-         "(validation/harness/host_dispatch.py)";
-}
-
-std::string text_report(const SimulateOptions& o, const Loaded& l, const models::Prediction& p) {
-  const Cluster& c = *l.cluster;
+std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l) {
+  const models::Prediction& p = l.prediction;
+  const Cluster& c = l.setup->cluster;
   const auto present = p.sim.ranks.size();
   const bool sym = present < static_cast<std::size_t>(l.plan.gpus());
-  const bool classes = sym && o.fidelity == "flow" && present * static_cast<std::size_t>(l.plan.tp) ==
+  const bool classes = sym && o.q.fidelity == "flow" && present * static_cast<std::size_t>(l.plan.tp) ==
                                                           static_cast<std::size_t>(l.plan.gpus());
   std::string out = "scalescope simulate: " + l.model.name + " on " + std::to_string(l.plan.gpus()) + " GPUs of " +
                     c.name() + " (" + std::to_string(c.num_nodes()) + " node(s) x " + std::to_string(c.gpus_per_node()) +
-                    " " + c.gpu_spec().model + "), " + o.fidelity + " fidelity, " +
+                    " " + c.gpu_spec().model + "), " + o.q.fidelity + " fidelity, " +
                     (classes ? "every rank (TP rank 0 of each group standing for its peers on the other rails)"
                      : sym   ? "one representative pipeline"
                              : "every rank") +
@@ -197,7 +78,7 @@ std::string text_report(const SimulateOptions& o, const Loaded& l, const models:
   row("pipeline bubble / idle", b[BP::bubble]);
   out += bt.to_text() + "\n";
 
-  out += "provenance:\n  compute: " + l.compute_source + "; layer time";
+  out += "provenance:\n  compute: " + l.setup->compute_source + "; layer time";
   double total = 0;
   for (const auto& s : p.compute_provenance) total += s.value;
   for (int i = 0; i < models::kNumProvenances; ++i) {
@@ -209,96 +90,49 @@ std::string text_report(const SimulateOptions& o, const Loaded& l, const models:
     out += "    " + v.name + " = " + fixed(v.value, v.value < 10 ? 3 : 1) + " " + v.unit + " (" +
            std::string(models::to_string(v.provenance)) + ": " + v.source + ")\n";
   }
-  out += "  collectives: " + l.collective_source + "\n";
+  out += "  collectives: " + l.setup->collective_source + "\n";
   for (const auto& n : p.check.notes) out += "note: " + n + "\n";
-  if (!l.gpu_note.empty()) out += "note: " + l.gpu_note + "\n";
-  if (const std::string n = host_bound_note(l, p); !n.empty()) out += "note: " + n + "\n";
+  if (!l.setup->gpu_note.empty()) out += "note: " + l.setup->gpu_note + "\n";
+  if (const std::string n = planner::host_bound_note(l); !n.empty()) out += "note: " + n + "\n";
   return out;
 }
 
 int run(const SimulateOptions& o) {
   const std::string cmd = "simulate";
-  if (o.fidelity != "analytical" && o.fidelity != "flow")
-    return report(cmd, input_error("", "--fidelity", "expected analytical | flow, got '" + o.fidelity + "'"));
-  if (o.attention != "flash" && o.attention != "unfused")
-    return report(cmd, input_error("", "--attention", "expected flash | unfused, got '" + o.attention + "'"));
-  if (o.intra_node != "analytical" && o.intra_node != "flow")
-    return report(cmd, input_error("", "--intra-node", "expected analytical | flow, got '" + o.intra_node + "'"));
   if (!o.trace.empty()) {  // a FIFO, device, folder or link as --trace fails now, not after the simulation
     if (auto ok = check_output_target(o.trace); !ok) return report(cmd, ok.error());
   }
-  auto loaded = load(o);
-  if (!loaded) return report(cmd, loaded.error());
-  const Loaded& l = *loaded;
-  const CollectiveModel collectives(*l.cluster, l.params);
-
-  models::PredictOptions po;
-  po.fidelity = o.fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
-  if (o.all_ranks) po.symmetric = false;
-  po.analytical_intra_node = o.intra_node == "analytical";
-  po.rail_classes = !o.no_rail_classes;
-  po.build.per_layer_tasks = o.per_layer;
-  po.build.costs.flash_attention = o.attention == "flash";
-  po.build.costs.dropout = o.attention != "flash";
-  po.record_task_times = !o.trace.empty();
-  auto pred = models::predict(l.model, l.plan, *l.cluster, collectives, *l.compute, po);
-  if (!pred) return report(cmd, pred.error());
-  const models::Prediction& p = *pred;
+  auto stack = load_stack(o.stack);
+  if (!stack) return report(cmd, stack.error());
+  planner::SimulateRequest q = o.q;
+  q.record_task_times = !o.trace.empty();
+  auto run = planner::run_simulate(q, *stack);
+  if (!run) return report(cmd, run.error());
+  const planner::SimulateRun& l = *run;
+  for (const auto& n : l.setup->notes) std::fprintf(stderr, "scalescope simulate: warning: %s\n", n.c_str());
+  const models::Prediction& p = l.prediction;
   if (!o.trace.empty()) {
-    if (auto ok = write_chrome_trace(p.graph, &*l.cluster, p.sim, o.trace); !ok) return report(cmd, ok.error());
+    if (auto ok = write_chrome_trace(p.graph, &l.setup->cluster, p.sim, o.trace); !ok) return report(cmd, ok.error());
     std::fprintf(stderr, "scalescope simulate: wrote trace %s (%zu tasks)\n", o.trace.c_str(), p.graph.size());
   }
   if (!p.fits_memory) {
     std::fprintf(stderr, "scalescope simulate: warning: the plan needs %.2f GiB per GPU, more than the %.2f GiB there is\n",
                  p.memory.total().value / (1024.0 * 1024 * 1024), p.gpu_memory.value / (1024.0 * 1024 * 1024));
   }
-
   if (o.format == Format::json) {
-    const models::MemoryBreakdown& m = p.memory;
-    auto gib = [](Bytes b) { return sig(b.value / (1024.0 * 1024 * 1024)); };
-    Json j = {{"model", l.model.name},
-              {"cluster", l.cluster->name()},
-              {"gpus", l.plan.gpus()},
-              {"nodes", l.cluster->num_nodes()},
-              {"plan", models::to_json(l.plan)},
-              {"fidelity", o.fidelity},
-              {"ranks_simulated", p.sim.ranks.size()},
-              {"microbatches", l.plan.num_microbatches()},
-              {"step_time_s", sig(p.step_time_s)},
-              {"tokens_per_s", sig(p.tokens_per_s)},
-              {"mfu", sig(p.mfu, 4)},
-              {"hfu", sig(p.hfu, 4)},
-              {"model_flops_per_step", sig(p.model_flops)},
-              {"peak_tflops_per_gpu", sig(p.peak_tflops)},
-              {"memory_peak_GiB", gib(m.total())},
-              {"gpu_memory_GiB", gib(p.gpu_memory)},
-              {"fits_memory", p.fits_memory},
-              {"memory", {{"stage", m.stage}, {"weights_GiB", gib(m.weights)}, {"grads_GiB", gib(m.grads)},
-                          {"optimizer_GiB", gib(m.optimizer)}, {"activations_GiB", gib(m.activations)},
-                          {"embedding_logits_GiB", gib(m.embedding_logits)},
-                          {"recompute_workspace_GiB", gib(m.recompute_workspace)},
-                          {"zero3_gather_GiB", gib(m.zero3_gather)}, {"framework_copies_GiB", gib(m.framework_copies)},
-                          {"overhead_GiB", gib(m.overhead)}}},
-              {"critical_rank", p.sim.critical_rank},
-              {"breakdown", breakdown_json(p.sim.breakdown)},
-              {"provenance", provenance_json(l, p)},
-              {"notes", p.check.notes}};
-    if (m.optimizer_step.value > 0) j["memory"]["optimizer_step_GiB"] = gib(m.optimizer_step);
-    if (!l.gpu_note.empty()) j["notes"].push_back(l.gpu_note);
-    if (const std::string n = host_bound_note(l, p); !n.empty()) j["notes"].push_back(n);
-    print_stdout(dump_json(j));
+    print_stdout(dump_json(planner::simulate_json(l)));
     return 0;
   }
   if (o.format == Format::csv) {
     Table t;
     t.header = {"model", "cluster", "gpus", "plan", "step_time_s", "tokens_per_s", "mfu", "memory_peak_GiB", "fits_memory"};
-    t.rows.push_back({l.model.name, l.cluster->name(), std::to_string(l.plan.gpus()), models::to_string(l.plan),
+    t.rows.push_back({l.model.name, l.setup->cluster.name(), std::to_string(l.plan.gpus()), models::to_string(l.plan),
                       fixed(p.step_time_s, 6), fixed(p.tokens_per_s, 1), fixed(p.mfu, 4),
                       fixed(p.memory.total().value / (1024.0 * 1024 * 1024), 3), p.fits_memory ? "true" : "false"});
     print_stdout(t.to_csv());
     return 0;
   }
-  print_stdout(text_report(o, l, p));
+  print_stdout(text_report(o, l));
   return 0;
 }
 
@@ -311,36 +145,36 @@ void register_simulate(CLI::App& app, Context& ctx) {
       "Simulate one training iteration of a model under a parallel plan on a cluster: step time, tokens/s, MFU, "
       "memory per GPU, where the time goes, and where the numbers come from. Ranks are laid out Megatron-style "
       "(tp innermost, then dp, then pp).");
-  sub->add_option("--model", opts->model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
-  sub->add_option("--cluster", opts->cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
-  sub->add_option("--nodes", opts->nodes, "Nodes to build the cluster with (default: as many as the plan needs)");
-  sub->add_option("--gpus", opts->gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
-  sub->add_option("--plan", opts->plan,
+  sub->add_option("--model", opts->q.model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
+  sub->add_option("--cluster", opts->q.cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
+  sub->add_option("--nodes", opts->q.nodes, "Nodes to build the cluster with (default: as many as the plan needs)");
+  sub->add_option("--gpus", opts->q.gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
+  sub->add_option("--plan", opts->q.plan,
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
                   "(keys: tp pp dp zero mbs gbs schedule vpp recompute sp precision bucket_MB overlap seq) (required)");
-  sub->add_option("--calibration", opts->calibration,
+  sub->add_option("--calibration", opts->q.calibration,
                   "Calibration: profile names, files or directories, comma-separated, composed part by part (GEMM, "
                   "attention, memory and launch from the first that measured them; collectives fitted on the cluster "
                   "from the first with collective rows, or a collective-parameters JSON from `calibrate fit -o`). What "
                   "none measured is priced from the cluster's datasheet, with a warning. `none`: datasheet only");
-  sub->add_flag("--strict", opts->strict,
+  sub->add_flag("--strict", opts->q.strict,
                 "Refuse a calibration measured on another GPU type than the cluster's (default: a warning)");
-  sub->add_option("--fidelity", opts->fidelity, "analytical (one representative pipeline, closed-form collectives) or "
+  sub->add_option("--fidelity", opts->q.fidelity, "analytical (one representative pipeline, closed-form collectives) or "
                                                 "flow (every rank, transfers share links)")
       ->default_str("analytical");
-  sub->add_flag("--all-ranks", opts->all_ranks, "Simulate every rank also at analytical fidelity");
-  sub->add_flag("--no-rail-classes", opts->no_rail_classes,
+  sub->add_flag("--all-ranks", opts->q.all_ranks, "Simulate every rank also at analytical fidelity");
+  sub->add_flag("--no-rail-classes", opts->q.no_rail_classes,
                 "Flow fidelity: build and simulate every TP rank even where the TP-rank-0 ranks stand exactly for "
                 "their peers (rail-symmetric clusters, TP inside nodes, intra-node collectives analytical)");
-  sub->add_option("--intra-node", opts->intra_node,
+  sub->add_option("--intra-node", opts->q.intra_node,
                   "Flow fidelity: intra-node collectives at their analytical time (analytical, faster) or as flows")
       ->default_str("analytical");
-  sub->add_option("--attention", opts->attention,
+  sub->add_option("--attention", opts->q.attention,
                   "flash (FlashAttention kernel, no stored scores) or unfused (Megatron 2021: score GEMMs, softmax "
                   "and dropout kernels)")
       ->default_str("flash");
   add_framework_options(sub, opts->stack);
-  sub->add_flag("--per-layer-tasks", opts->per_layer, "One task per layer and TP collective (finer traces, slower)");
+  sub->add_flag("--per-layer-tasks", opts->q.per_layer_tasks, "One task per layer and TP collective (finer traces, slower)");
   sub->add_option("--trace", opts->trace, "Write a Perfetto / Chrome trace of the iteration to this file");
   add_format_option(sub, opts->format);
   sub->callback([opts, &ctx] { ctx.exit_code = run(*opts); });

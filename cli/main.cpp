@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   scalescope::cli::register_plan(app, ctx);
   scalescope::cli::register_scaling(app, ctx);
   scalescope::cli::register_capacity(app, ctx);
+  scalescope::cli::register_sweep(app, ctx);
 
   try {
     app.parse(argc, argv);

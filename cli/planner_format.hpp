@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "scalescope/planner/report_json.hpp"
 #include "scalescope/planner/search.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
@@ -19,12 +20,7 @@ inline std::string fixed(double v, int decimals) {
   return buf;
 }
 
-/// v rounded to `digits` significant digits (stable JSON text for golden files).
-inline double sig(double v, int digits = 6) {
-  if (v == 0.0 || !std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
-  return std::round(v * scale) / scale;
-}
+using planner::sig;
 
 inline Json opt_json(const std::optional<double>& v, int digits = 6) {
   return v ? Json(sig(*v, digits)) : Json(nullptr);
@@ -55,27 +51,7 @@ inline std::optional<double> parse_count(const std::string& s) {
   }
 }
 
-inline Json breakdown_json(const Breakdown& b) {
-  Json j = Json::object();
-  for (int i = 0; i < kNumBreakdownParts; ++i) {
-    const double v = b.parts[static_cast<std::size_t>(i)].value;
-    j[std::string(breakdown_part_name(static_cast<BreakdownPart>(i))) + "_s"] = sig(v);
-  }
-  return j;
-}
-
-inline Json ranked_json(const planner::RankedPlan& r) {
-  return Json{{"plan", models::to_json(r.plan)},
-              {"plan_text", models::to_string(r.plan)},
-              {"step_time_s", sig(r.step_time_s)},
-              {"flow_step_time_s", r.flow_step_time_s ? Json(sig(*r.flow_step_time_s)) : Json(nullptr)},
-              {"tokens_per_s", sig(r.tokens_per_s)},
-              {"mfu", sig(r.mfu, 4)},
-              {"memory_GiB", sig(r.memory_GiB, 4)},
-              {"limiter", r.limiter},
-              {"limiter_share", sig(r.limiter_share, 4)},
-              {"breakdown", breakdown_json(r.breakdown)}};
-}
+using planner::ranked_json;
 
 /// Plan cells: tp pp dp zero mbs schedule vpp recompute sp.
 inline std::vector<std::string> plan_cells(const models::Plan& p) {

@@ -6,7 +6,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
       libtbb-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev qt6-charts-dev qt6-svg-dev
       libqt6opengl6-dev libgl-dev xvfb xauth)  # Qt6Charts needs Qt6OpenGL (CMake names it when missing)
-PKGS+=(clang libclang-rt-14-dev python3 python3-pip ca-certificates)  # preset asan + fuzz/; scripts/install-cuda.sh
+PKGS+=(clang libclang-rt-14-dev python3 python3-pip python3-dev python3-venv libopenmpi-dev openmpi-bin ca-certificates)  # asan + fuzz/, install-cuda.sh, python/, planner/mpi/
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -150,11 +150,19 @@ Expected<SearchResult> search(const models::ModelSpec& model, const Cluster& clu
         report_progress(1);
       }
     };
-    const int workers = std::min<int>(threads, static_cast<int>(chunk.size()));
-    std::vector<std::thread> pool;
-    for (int t = 1; t < workers; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
+    if (options.evaluate_chunk) {
+      std::vector<std::optional<RankedPlan>> got(chunk.size());
+      options.evaluate_chunk(chunk, got);
+      for (std::size_t j = 0; j < chunk.size(); ++j)
+        if (got[j]) out[chunk[j]] = Evaluated{true, std::move(*got[j])};
+      report_progress(static_cast<long>(chunk.size()));
+    } else {
+      const int workers = std::min<int>(threads, static_cast<int>(chunk.size()));
+      std::vector<std::thread> pool;
+      for (int t = 1; t < workers; ++t) pool.emplace_back(worker);
+      worker();
+      for (auto& t : pool) t.join();
+    }
     if (bounding) {
       for (std::size_t idx : chunk)
         if (out[idx].ok) best.push_back(out[idx].r.step_time_s);

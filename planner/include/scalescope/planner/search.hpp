@@ -140,6 +140,11 @@ struct SearchOptions {
   /// Optional cancel flag (e.g. the GUI's Cancel button): when it reads true, workers stop taking
   /// plans and search() returns a runtime error "plan search cancelled". Unset or false: no effect.
   const std::atomic<bool>* cancel = nullptr;
+  /// Evaluates one chunk of candidates (indices into enumerate_plans()' candidates) somewhere else, e.g. over
+  /// the ranks of an MPI job (plan_mpi.hpp), instead of the local threads: fills `out` (one per index; unset:
+  /// the plan failed). Unset: local threads.
+  std::function<void(const std::vector<std::size_t>& chunk, std::vector<std::optional<RankedPlan>>& out)>
+      evaluate_chunk;
 };
 
 struct SearchResult {

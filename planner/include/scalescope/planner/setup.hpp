@@ -6,7 +6,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/models/compute_model.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/collective.hpp"
@@ -25,12 +27,15 @@ struct EvalSetup {
   models::ComputeModel compute;
   std::string collective_source = "built-in datasheet parameters";
   std::string compute_source = "datasheet roofline";
+  std::string gpu_note;  ///< set when the calibration's GPU differs from the cluster's
+  std::vector<std::string> notes;  ///< what the calibration left to the datasheet, other-GPU parts (warnings)
 };
 
 /// `calibration`: empty (datasheet), a calibration profile name or file (collectives fitted on the
 /// cluster, GEMM/HBM/launch measurements for compute) or a collective-parameters JSON (collectives
 /// only).
 Expected<std::unique_ptr<EvalSetup>> load_setup(const std::string& cluster_name_or_path, ClusterOptions options,
-                                                const std::string& calibration);
+                                                const std::string& calibration,
+                                                const calib::CalibrationOptions& calibration_options = {});
 
 }  // namespace scalescope::planner

@@ -1,0 +1,44 @@
+// One `scalescope plan` request as a library call: load the model, cluster and calibration, search the
+// plans and the JSON report the CLI prints with --format json. Shared by the CLI, the sweeps and Python.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/planner/search.hpp"
+#include "scalescope/planner/setup.hpp"
+#include "scalescope/planner/simulate_run.hpp"
+
+namespace scalescope::planner {
+
+struct PlanRequest {
+  std::string model, cluster, calibration;
+  std::string fix;  ///< "tp=8,zero=1,..." (PlanFilter)
+  std::optional<int> nodes, gpus, seq;
+  int gbs = 0;
+  int top = 10;
+  int flow_top = 3;
+  int max_mbs = 8;
+  int max_vpp = 8;
+  bool cross_node_tp = false;
+  bool exhaustive = false;
+};
+
+struct PlanRun {
+  models::ModelSpec model;
+  std::unique_ptr<EvalSetup> setup;
+  SearchSpace space;
+  int flow_top = 0;  ///< plans confirmed at flow fidelity (min(flow_top, top))
+  SearchResult result;
+};
+
+/// Checks the request (errors name the option), loads the inputs, applies the stack and searches with
+/// `options` (threads, progress, cancel; its top and flow_top are taken from the request).
+Expected<PlanRun> run_plan(const PlanRequest& request, SearchOptions options = {}, const StackApply& stack = {});
+
+/// `scalescope plan --format json`: model, seq_len, cluster, gpus, gbs, counts, plans (ranked), explanations.
+Json plan_json(const PlanRun& run);
+
+}  // namespace scalescope::planner

@@ -1,0 +1,71 @@
+// `scalescope plan` as a library call: request checks, loading, the search and the JSON report.
+#include "scalescope/planner/plan_run.hpp"
+
+#include <algorithm>
+
+#include "scalescope/planner/report_json.hpp"
+
+namespace scalescope::planner {
+
+Expected<PlanRun> run_plan(const PlanRequest& o, SearchOptions so, const StackApply& stack) {
+  if (o.model.empty()) return input_error("", "--model", "a model name or file is required");
+  if (o.cluster.empty()) return input_error("", "--cluster", "a cluster name or file is required");
+  if (o.gbs <= 0) return input_error("", "--gbs", "expected a positive global batch size");
+  if (o.nodes && o.gpus) return input_error("", "--nodes", "give --nodes or --gpus, not both");
+  if (o.top < 1) return input_error("", "--top", "expected a positive count");
+  if (o.flow_top < 0) return input_error("", "--flow-top", "expected a count >= 0");
+  PlanRun r;
+  auto model = models::load_model_by_name_or_path(o.model);
+  if (!model) return model.error();
+  r.model = std::move(model).value();
+  if (o.seq) {
+    if (*o.seq <= 0) return input_error("", "--seq", "expected a positive sequence length");
+    r.model.seq_len = *o.seq;
+  }
+  ClusterOptions co;
+  co.nodes = o.nodes;
+  co.gpus = o.gpus;
+  if ((o.nodes && *o.nodes <= 0) || (o.gpus && *o.gpus <= 0))
+    return input_error("", o.nodes ? "--nodes" : "--gpus", "expected a positive count");
+  auto setup = load_setup(o.cluster, co, o.calibration);
+  if (!setup) return setup.error();
+  r.setup = std::move(setup).value();
+  if (stack) stack(r.setup->compute);
+  const EvalSetup& s = *r.setup;
+  r.space.gpus = o.gpus.value_or(s.cluster.num_gpus());
+  r.space.gbs = o.gbs;
+  r.space.allow_cross_node_tp = o.cross_node_tp;
+  r.space.max_mbs = o.max_mbs;
+  r.space.max_vpp = o.max_vpp;
+  r.space.prune_bound = !o.exhaustive;
+  if (!o.fix.empty()) {
+    auto f = parse_plan_filter(o.fix);
+    if (!f) return f.error();
+    r.space.fix = *f;
+  }
+  so.top = o.top;
+  so.flow_top = std::min(o.flow_top, o.top);
+  r.flow_top = so.flow_top;
+  auto res = search(r.model, s.cluster, s.collectives, s.compute, r.space, so);
+  if (!res) return res.error();
+  r.result = std::move(res).value();
+  return r;
+}
+
+Json plan_json(const PlanRun& r) {
+  const EvalSetup& s = *r.setup;
+  Json plans = Json::array();
+  for (std::size_t i = 0; i < r.result.ranked.size(); ++i) {
+    Json j = ranked_json(r.result.ranked[i]);
+    j["rank"] = i + 1;
+    plans.push_back(j);
+  }
+  return Json{{"model", r.model.name}, {"seq_len", r.model.seq_len}, {"cluster", s.cluster.name()},
+              {"gpus", r.space.gpus}, {"gbs", r.space.gbs},
+              {"gpu_memory_GiB", sig(s.cluster.gpu_spec().memory.value / (1024.0 * 1024 * 1024), 4)},
+              {"collectives", s.collective_source}, {"compute", s.compute_source},
+              {"flow_confirmed", r.flow_top}, {"counts", counts_json(r.result.counts)}, {"plans", plans},
+              {"explanations", r.result.explanations}};
+}
+
+}  // namespace scalescope::planner

@@ -1,0 +1,121 @@
+"""scalescope: predict how a training job scales on a multi-GPU cluster, from Python.
+
+The functions call the same C++ library functions as the ``scalescope`` command and return its
+``--format json`` documents as plain Python objects (dicts, lists, numbers), so a value printed here equals
+the CLI's. Errors are exceptions (:class:`InputError` for bad input, with ``file``, ``path`` and ``message``;
+:class:`SimulationError` otherwise). The GIL is released while a call runs; ``progress`` callbacks are called
+as ``progress(done, total)`` and may raise to cancel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from . import _core
+from ._errors import InputError, ScalescopeError, SimulationError
+
+__all__ = ["simulate", "plan", "sweep", "model", "cluster", "sweep_columns", "to_pandas",
+           "ScalescopeError", "InputError", "SimulationError"]
+
+Progress = Optional[Callable[[int, int], Any]]
+
+
+def simulate(model: str, cluster: str, plan: str, *, calibration: str = "", nodes: Optional[int] = None,
+             gpus: Optional[int] = None, fidelity: str = "analytical", attention: str = "flash",
+             intra_node: str = "analytical", all_ranks: bool = False, framework: str = "fused",
+             host_cost: str = "", memory_bandwidth_factor: Optional[float] = None,
+             memory_bandwidth_factor_source: str = "", no_interference: bool = False, strict: bool = False,
+             trace: Optional[str] = None) -> dict:
+    """One training iteration of ``model`` under ``plan`` on ``cluster`` (``scalescope simulate``).
+
+    ``model``: a catalog name (``"llama3-8b"``), a model JSON or an HF ``config.json``; ``cluster``: a name from
+    ``topologies/`` or a JSON file; ``plan``: ``"tp=2,pp=1,dp=4,mbs=1,gbs=32"`` or a plan JSON file. The other
+    arguments are the CLI options of the same names (``framework`` is the software stack, passed to the CLI's
+    loader). ``trace``: write a Perfetto trace there. Returns the ``--format json`` document: ``step_time_s``,
+    ``tokens_per_s``, ``mfu``, ``memory_peak_GiB``, ``breakdown``, ``provenance``, ...
+    """
+    return _core.simulate(model, cluster, plan, calibration, nodes, gpus, fidelity, attention, intra_node, all_ranks,
+                          framework, host_cost, memory_bandwidth_factor, memory_bandwidth_factor_source,
+                          no_interference, strict, trace or "")
+
+
+def plan(model: str, cluster: str, gbs: int, *, gpus: Optional[int] = None, nodes: Optional[int] = None,
+         seq: Optional[int] = None, calibration: str = "", fix: str = "", top: int = 10, flow_top: int = 3,
+         max_mbs: int = 8, max_vpp: int = 8, allow_cross_node_tp: bool = False, exhaustive: bool = False,
+         threads: int = 0, framework: str = "fused", progress: Progress = None) -> dict:
+    """Search and rank the parallel plans of ``model`` on ``gpus`` GPUs of ``cluster`` (``scalescope plan``).
+
+    Returns the ``--format json`` document: ``plans`` (best first, each with ``plan_text``, ``step_time_s``,
+    ``flow_step_time_s``, ``tokens_per_s``, ``mfu``, ``memory_GiB``, ``limiter``, ``breakdown``), ``counts`` and,
+    when no plan can run, ``explanations``. ``progress(done, total)`` is called as plans are simulated.
+    """
+    return _core.plan(model, cluster, gbs, gpus, nodes, seq, calibration, fix, top, flow_top, max_mbs, max_vpp,
+                      allow_cross_node_tp, exhaustive, threads, framework, progress)
+
+
+def sweep(spec: Union[str, os.PathLike, Mapping[str, Any]], output: Optional[Union[str, os.PathLike]] = None, *,
+          threads: int = 0, restart: bool = False, progress: Progress = None) -> list:
+    """Every point of a sweep spec (``scalescope sweep``; format in ``docs/sweep-format.md``) as result rows.
+
+    ``spec``: a spec file or the spec as a dict. ``output``: also write ``.csv`` or ``.json`` (journalled and
+    resumable, as the CLI) or ``.parquet`` (needs pyarrow; computed through a resumable ``.csv`` journal).
+    Returns the rows (dicts with the keys of :func:`sweep_columns`) in point order.
+    """
+    if isinstance(spec, Mapping):
+        text, source = json.dumps(spec), "<dict>"
+    else:
+        source = os.fspath(spec)
+        try:
+            with open(source, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise InputError(f"{source}: cannot read the sweep spec ({e.strerror})", source, "",
+                             f"cannot read the sweep spec ({e.strerror})") from None
+    out = os.fspath(output) if output is not None else ""
+    if not out.endswith(".parquet"):
+        return _core.sweep(text, source, out, threads, restart, progress)
+    csv_out = out + ".csv"
+    rows = _core.sweep(text, source, csv_out, threads, restart, progress)
+    _write_parquet(rows, out)
+    os.remove(csv_out)
+    return rows
+
+
+def _write_parquet(rows: Sequence[Mapping[str, Any]], path: str) -> None:
+    import pandas as pd  # pyarrow is pandas' Parquet engine
+
+    tmp = path + ".tmp"
+    pd.DataFrame(list(rows), columns=sweep_columns()).to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def model(name_or_path: str) -> dict:
+    """A model spec (catalog name, model JSON or HF ``config.json``) as its JSON keys."""
+    return _core.model(name_or_path)
+
+
+def cluster(name_or_path: str, *, gpus: Optional[int] = None, nodes: Optional[int] = None) -> dict:
+    """A cluster (name from ``topologies/`` or a JSON file): name, nodes, GPUs per node, GPU model and memory."""
+    return _core.cluster(name_or_path, gpus, nodes)
+
+
+def sweep_columns() -> list:
+    """The keys of a sweep row, in the CSV's column order."""
+    return _core.sweep_columns()
+
+
+def to_pandas(result: Union[dict, Sequence[Mapping[str, Any]]]):
+    """A pandas DataFrame of a result: sweep rows (one row each), a :func:`plan` result (one row per ranked plan,
+    nested keys flattened as ``breakdown.bubble_s``) or a :func:`simulate` result (one row). Needs pandas."""
+    import pandas as pd
+
+    if isinstance(result, Mapping) and "plans" in result:
+        return pd.json_normalize(list(result["plans"]))
+    if isinstance(result, Mapping):
+        return pd.json_normalize([dict(result)])
+    rows = list(result)
+    if rows and set(rows[0]) == set(sweep_columns()):
+        return pd.DataFrame(rows, columns=sweep_columns())
+    return pd.json_normalize(rows)

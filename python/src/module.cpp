@@ -1,0 +1,172 @@
+// scalescope._core: the library calls behind `scalescope simulate | plan | sweep` for Python, returning the
+// CLI's --format json documents as plain Python objects. The GIL is released while they run.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <thread>
+
+#include "convert.hpp"
+#include "stack_loader.hpp"
+#include "scalescope/planner/plan_run.hpp"
+#include "scalescope/planner/report_json.hpp"
+#include "scalescope/planner/simulate_run.hpp"
+#include "scalescope/planner/sweep.hpp"
+#include "scalescope/planner/sweep_output.hpp"
+#include "scalescope/sim/trace.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace scalescope::py {
+
+namespace {
+
+/// The software stack through the CLI's one loader (cli/stack_loader.hpp -> framework_options.hpp): the same
+/// options and the same errors (stacks are built-in names or stack profile files).
+planner::StackApply stack_or_raise(Expected<planner::StackApply> s) {
+  if (!s) raise(s.error());
+  return std::move(s).value();
+}
+
+nb::object simulate(const std::string& model, const std::string& cluster, const std::string& plan,
+                    const std::string& calibration, std::optional<int> nodes, std::optional<int> gpus,
+                    const std::string& fidelity, const std::string& attention, const std::string& intra_node,
+                    bool all_ranks, const std::string& framework, const std::string& host_cost,
+                    std::optional<double> bandwidth_factor, const std::string& bandwidth_factor_source,
+                    bool no_interference, bool strict, const std::string& trace) {
+  cli::FrameworkOptions fo;
+  fo.framework = framework;
+  fo.host_cost = host_cost;
+  fo.bandwidth_factor = bandwidth_factor;
+  fo.bandwidth_factor_source = bandwidth_factor_source;
+  fo.no_interference = no_interference;
+  const planner::StackApply stack = stack_or_raise(cli::load_stack(fo));
+  planner::SimulateRequest q;
+  q.model = model;
+  q.cluster = cluster;
+  q.plan = plan;
+  q.calibration = calibration;
+  q.nodes = nodes;
+  q.gpus = gpus;
+  q.fidelity = fidelity;
+  q.attention = attention;
+  q.intra_node = intra_node;
+  q.all_ranks = all_ranks;
+  q.strict = strict;
+  q.record_task_times = !trace.empty();
+  std::optional<Expected<planner::SimulateRun>> run;
+  std::optional<Error> trace_error;
+  Json j;
+  {
+    nb::gil_scoped_release release;
+    run.emplace(planner::run_simulate(q, stack));
+    if (*run && !trace.empty()) {
+      const models::Prediction& p = (*run)->prediction;
+      if (auto ok = write_chrome_trace(p.graph, &(*run)->setup->cluster, p.sim, trace); !ok) trace_error = ok.error();
+    }
+    if (*run) j = planner::simulate_json(**run);
+  }
+  if (!*run) raise(run->error());
+  if (trace_error) raise(*trace_error);
+  return to_python(j);
+}
+
+nb::object plan(const std::string& model, const std::string& cluster, int gbs, std::optional<int> gpus,
+                std::optional<int> nodes, std::optional<int> seq, const std::string& calibration, const std::string& fix,
+                int top, int flow_top, int max_mbs, int max_vpp, bool allow_cross_node_tp, bool exhaustive, int threads,
+                const std::string& framework, nb::object progress) {
+  const planner::StackApply stack = stack_or_raise(cli::load_stack_by_name(framework));
+  planner::PlanRequest q;
+  q.model = model;
+  q.cluster = cluster;
+  q.gbs = gbs;
+  q.gpus = gpus;
+  q.nodes = nodes;
+  q.seq = seq;
+  q.calibration = calibration;
+  q.fix = fix;
+  q.top = top;
+  q.flow_top = flow_top;
+  q.max_mbs = max_mbs;
+  q.max_vpp = max_vpp;
+  q.cross_node_tp = allow_cross_node_tp;
+  q.exhaustive = exhaustive;
+  Callback cb(std::move(progress));
+  planner::SearchOptions so;
+  so.threads = threads;
+  so.progress = [&cb](long done, long total) { cb(done, total); };
+  so.cancel = cb.cancel_flag();
+  std::optional<Expected<planner::PlanRun>> run;
+  Json j;
+  {
+    nb::gil_scoped_release release;
+    run.emplace(planner::run_plan(q, so, stack));
+    if (*run) j = planner::plan_json(**run);
+  }
+  cb.rethrow();
+  if (!*run) raise(run->error());
+  return to_python(j);
+}
+
+/// `spec_text`: the spec's JSON text; `source` names it in errors (a file name, or "<dict>").
+nb::object sweep(const std::string& spec_text, const std::string& source, const std::string& output, int threads,
+                 bool restart, nb::object progress) {
+  auto json = parse_json_text(spec_text, source);
+  if (!json) raise(json.error());
+  auto spec = planner::parse_sweep_spec(*json, source);
+  if (!spec) raise(spec.error());
+  Callback cb(std::move(progress));
+  planner::SweepRunOptions ro;
+  ro.output = output;
+  ro.restart = restart;
+  ro.threads = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  ro.progress = [&cb](std::size_t done, std::size_t total) { cb(static_cast<long>(done), static_cast<long>(total)); };
+  ro.cancel = cb.cancel_flag();
+  std::optional<Expected<planner::SweepResult>> res;
+  {
+    nb::gil_scoped_release release;
+    res.emplace(planner::run_sweep(*spec, ro, cli::load_stack_by_name));
+  }
+  cb.rethrow();
+  if (!*res) raise(res->error());
+  return to_python(Json((*res)->rows));
+}
+
+nb::object model_info(const std::string& name_or_path) {
+  auto m = models::load_model_by_name_or_path(name_or_path);
+  if (!m) raise(m.error());
+  return to_python(models::to_json(*m));
+}
+
+nb::object cluster_info(const std::string& name_or_path, std::optional<int> gpus, std::optional<int> nodes) {
+  ClusterOptions co;
+  co.gpus = gpus;
+  co.nodes = nodes;
+  auto c = load_cluster_by_name_or_path(name_or_path, co);
+  if (!c) raise(c.error());
+  const GpuSpec& g = c->gpu_spec();
+  return to_python(Json{{"name", c->name()}, {"nodes", c->num_nodes()}, {"gpus_per_node", c->gpus_per_node()},
+                        {"gpus", c->num_gpus()}, {"gpu", g.model},
+                        {"gpu_memory_GiB", planner::sig(g.memory.value / (1024.0 * 1024 * 1024))}});
+}
+
+}  // namespace
+
+}  // namespace scalescope::py
+
+NB_MODULE(_core, m) {
+  using namespace scalescope::py;
+  m.doc() = "scalescope's C++ core (use the functions of the `scalescope` package, which document them)";
+  m.def("simulate", &simulate, "model"_a, "cluster"_a, "plan"_a, "calibration"_a, "nodes"_a.none(), "gpus"_a.none(),
+        "fidelity"_a, "attention"_a, "intra_node"_a, "all_ranks"_a, "framework"_a, "host_cost"_a,
+        "memory_bandwidth_factor"_a.none(), "memory_bandwidth_factor_source"_a, "no_interference"_a, "strict"_a,
+        "trace"_a);
+  m.def("plan", &plan, "model"_a, "cluster"_a, "gbs"_a, "gpus"_a.none(), "nodes"_a.none(), "seq"_a.none(),
+        "calibration"_a, "fix"_a, "top"_a, "flow_top"_a, "max_mbs"_a, "max_vpp"_a, "allow_cross_node_tp"_a,
+        "exhaustive"_a, "threads"_a, "framework"_a, "progress"_a.none());
+  m.def("sweep", &sweep, "spec_text"_a, "source"_a, "output"_a, "threads"_a, "restart"_a, "progress"_a.none());
+  m.def("model", &model_info, "name_or_path"_a);
+  m.def("cluster", &cluster_info, "name_or_path"_a, "gpus"_a.none(), "nodes"_a.none());
+  m.def("sweep_columns", [] { return to_python(scalescope::Json(scalescope::planner::sweep_columns())); });
+}

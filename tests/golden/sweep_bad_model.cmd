@@ -1,0 +1,2 @@
+sweep
+tests/data/sweep_bad_model.json

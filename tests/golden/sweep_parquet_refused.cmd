@@ -1,0 +1,4 @@
+sweep
+examples/sweep.json
+-o
+results.parquet
