@@ -1,11 +1,5 @@
 // `scalescope calibrate`: fit a profile into collective parameters (fit), show how well they
 // predict (report, in cmd_calibrate_report.cpp), and run the GPU measurement program (run).
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
 
 #include "calibrate_common.hpp"
@@ -16,10 +10,9 @@ void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calib
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_import.cpp
 void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_import.cpp
 void register_calibrate_shapes(CLI::App* calibrate, Context& ctx);            // cmd_calibrate_shapes.cpp
+void register_calibrate_run(CLI::App* calibrate, Context& ctx);               // cmd_calibrate_run.cpp
 
 namespace {
-
-namespace fs = std::filesystem;
 
 struct FitCmd {
   CalibrateCommon common;
@@ -69,58 +62,6 @@ int run_fit(const FitCmd& o) {
   return 0;
 }
 
-/// scalescope-calibrate next to this executable, in the build tree's calibrate/gpu/, or on PATH.
-std::optional<fs::path> find_calibrate_binary(std::vector<std::string>& looked) {
-  const std::string name = "scalescope-calibrate";
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const fs::path& c : {self.parent_path() / name, self.parent_path().parent_path() / "calibrate" / "gpu" / name}) {
-      looked.push_back(c.string());
-      if (fs::is_regular_file(c, ec) && ::access(c.c_str(), X_OK) == 0) return c;
-    }
-  }
-  if (const char* path = std::getenv("PATH")) {
-    std::string p(path);
-    std::size_t start = 0;
-    while (start <= p.size()) {
-      const auto colon = p.find(':', start);
-      const std::string dir = p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!dir.empty()) {
-        const fs::path c = fs::path(dir) / name;
-        if (fs::is_regular_file(c, ec) && ::access(c.c_str(), X_OK) == 0) return c;
-      }
-      if (colon == std::string::npos) break;
-      start = colon + 1;
-    }
-    looked.push_back("$PATH");
-  }
-  return std::nullopt;
-}
-
-int run_gpu_program(const std::vector<std::string>& args) {
-  std::vector<std::string> looked;
-  const auto bin = find_calibrate_binary(looked);
-  if (!bin) {
-    std::string where;
-    for (const auto& l : looked) where += (where.empty() ? "" : ", ") + l;
-    return report("calibrate run",
-                  runtime_error("scalescope-calibrate was not found (looked in " + where +
-                                "). It is built from calibrate/gpu/ only when the CUDA toolkit, cuBLAS and NCCL are "
-                                "found at configure time; build it there (target scalescope-calibrate) and run it on "
-                                "the GPU machine."));
-  }
-  std::vector<std::string> argv_s{bin->string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::cerr << "scalescope calibrate run: exec " << bin->string() << "\n";
-  std::cout.flush();
-  ::execv(bin->c_str(), argv.data());
-  return report("calibrate run", runtime_error("cannot execute " + bin->string() + ": " + std::strerror(errno)));
-}
-
 }  // namespace
 
 void register_calibrate(CLI::App& app, Context& ctx) {
@@ -146,12 +87,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   register_calibrate_import_section(sub, ctx);
   register_calibrate_shapes(sub, ctx);
 
-  CLI::App* run = sub->add_subcommand(
-      "run",
-      "Run the GPU measurement program scalescope-calibrate (next to this binary, in the build tree, or on PATH) "
-      "with the arguments that follow, e.g. `scalescope calibrate run -o h200x4.json --time-budget-s 420`");
-  run->prefix_command();
-  run->callback([run, &ctx] { ctx.exit_code = run_gpu_program(run->remaining()); });
+  register_calibrate_run(sub, ctx);
 }
 
 }  // namespace scalescope::cli

@@ -1,6 +1,7 @@
 // scalescope-calibrate: measures NCCL collectives, P2P copies, GEMM throughput, memory and launch
 // costs and the topology of the GPUs of one machine, and writes a calibration profile (JSON).
 // Exit status: 0 ok, 1 a GPU/runtime failure (the profile keeps what was measured), 2 bad options.
+#include <algorithm>
 #include <cuda_runtime_api.h>
 
 #include <condition_variable>
@@ -196,12 +197,23 @@ int main(int argc, char** argv) {
       return finish(ctx, false);
     }
     ctx.ngpus = opt.gpus > 0 ? opt.gpus : count;
-    if (ctx.ngpus < 2 && (opt.has_section("coll") || opt.has_section("p2p"))) {
-      ctx.record_error(
-          sg::strf("only %d GPU in use: collectives and p2p need at least 2; run with --sections "
-                   "gemm,mem,topo for one GPU",
-                   ctx.ngpus));
-      return finish(ctx, false);
+    if (ctx.ngpus < 2) {  // sections between GPUs are left out with a note, the rest still runs
+      Json skipped = Json::array();
+      for (const char* s : {"coll", "p2p", "interf"}) {
+        if (!opt.has_section(s)) continue;
+        skipped.push_back(s);
+        opt.sections.erase(std::remove(opt.sections.begin(), opt.sections.end(), std::string(s)), opt.sections.end());
+      }
+      if (!skipped.empty()) {
+        const std::string note = "one GPU in use: " + skipped.dump() +
+                                 " need at least 2 and are skipped; the fabric part of a calibration comes from a "
+                                 "machine with several GPUs (or the cluster's datasheet)";
+        ctx.log(note);
+        profile.edit([&](Json& d) {
+          d["status"]["sections_requested"] = opt.sections;
+          d["status"]["sections_skipped"] = Json{{"sections", skipped}, {"reason", note}};
+        });
+      }
     }
     std::string smi_raw;
     int smi_status = 0;

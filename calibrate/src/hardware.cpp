@@ -41,7 +41,12 @@ Expected<std::vector<std::string>> resolve(const std::string& item) {
     return files;
   }
   if (looks_like_path(item)) return std::vector<std::string>{item};
-  if (auto f = find_data_file("calibrate/profiles", item)) return std::vector<std::string>{f->path.string()};
+  if (auto f = find_data_file("calibrate/profiles", item)) {
+    // Named by its place in the repository where that is the same file (run from the checkout: the same output on
+    // every machine), else by its full path.
+    const bool here = fs::equivalent(f->label, f->path, ec) && !ec;
+    return std::vector<std::string>{here ? f->label : f->path.string()};
+  }
   std::string known;
   for (const auto& n : available_data_names("calibrate/profiles")) known += (known.empty() ? "" : ", ") + n;
   return input_error("--calibration", "", "no calibration profile named '" + item + "' (known: " + known +
@@ -85,6 +90,23 @@ void merge(models::ComputeProfile& into, models::ComputeProfile part, std::vecto
 
 }  // namespace
 
+Expected<std::string> default_calibration(const std::string& gpu_model) {
+  const auto file = find_data_file("calibrate", "gpu-defaults");
+  if (!file) return std::string();
+  auto doc = read_json_file(file->path);
+  if (!doc) return doc.error();
+  return catch_errors([&] {
+    const JsonCursor c(*doc, file->label);
+    c.expect_keys({"schema", "note", "defaults"});
+    const std::string schema = c.get_string("schema");
+    if (schema != "scalescope.gpu-defaults/1")
+      c.at("schema").fail("expected \"scalescope.gpu-defaults/1\", got \"" + schema + "\"");
+    const auto defaults = c.at("defaults");
+    if (const auto name = defaults.find(gpu_model)) return name->as_string();
+    return std::string();
+  });
+}
+
 Expected<HardwareModels> load_hardware_models(const std::string& calibration, const Cluster& cluster,
                                               const CalibrationOptions& opt) {
   const GpuSpec& gpu = cluster.gpu_spec();
@@ -92,13 +114,21 @@ Expected<HardwareModels> load_hardware_models(const std::string& calibration, co
   if (!sheet) return sheet.error();
   HardwareModels hw{datasheet_collective_params(), "built-in datasheet parameters", std::move(sheet).value(),
                     "datasheet roofline", "", {}};
-  if (calibration.empty() || calibration == "none") return hw;
+  if (calibration == "none") return hw;
+  const bool defaulted = calibration.empty();
+  std::string chosen = calibration;
+  if (defaulted) {  // the shipped profile of the cluster's GPU type, if there is one
+    auto d = default_calibration(gpu.model);
+    if (!d) return d.error();
+    if (d->empty()) return hw;
+    chosen = *d;
+  }
 
   std::vector<std::string> files;
   std::size_t start = 0;
-  while (start <= calibration.size()) {
-    const std::size_t comma = calibration.find(',', start);
-    const std::string item = calibration.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  while (start <= chosen.size()) {
+    const std::size_t comma = chosen.find(',', start);
+    const std::string item = chosen.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item.empty()) return input_error("--calibration", "", "expected a profile name, file or directory between commas");
     auto r = resolve(item);
     if (!r) return r.error();
@@ -116,6 +146,7 @@ Expected<HardwareModels> load_hardware_models(const std::string& calibration, co
     // A file is a profile only when its schema says so (`calibrate fit -o` writes
     // "scalescope.collective_params/1", a parameters file; measure_attention.py an attention measurement).
     const std::string schema = doc->is_object() ? doc->value("schema", "") : "";
+    if (schema == "scalescope.calibration-shapes/1") continue;  // what `calibrate run --model` measured, not a result
     const bool params_file = doc->is_object() && schema != kProfileSchema &&
                              schema != "scalescope.attention-measurement/1";
     // Fabric part: collective rows of a profile, or a collective-parameters file (`calibrate fit -o`).
@@ -165,8 +196,13 @@ Expected<HardwareModels> load_hardware_models(const std::string& calibration, co
   std::vector<std::string> unmeasured;
   if (!have_collectives) unmeasured.push_back("collectives and P2P (cluster datasheet link model)");
   if (parts.empty()) unmeasured.push_back("GPU compute (datasheet roofline of '" + gpu.model + "')");
-  if (!unmeasured.empty()) {
-    std::string line = "not measured in " + calibration + ": ";
+  if (defaulted) {
+    std::string line = "no --calibration: the shipped " + gpu_family(gpu.model) + " profile " + files.front() +
+                       " prices the GPU";
+    if (!unmeasured.empty()) line += ", the cluster's datasheet link model the collectives";
+    notes.push_back(line + " (--calibration none: datasheet only)");
+  } else if (!unmeasured.empty()) {
+    std::string line = "not measured in " + chosen + ": ";
     for (std::size_t i = 0; i < unmeasured.size(); ++i) line += (i ? ", " : "") + unmeasured[i];
     notes.push_back(line);
   }

@@ -4,6 +4,7 @@
 #include <QSlider>
 #include <QtTest>
 
+#include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/gui/cluster_view.hpp"
 #include "scalescope/gui/error_reporter.hpp"
 #include "scalescope/gui/main_window.hpp"
@@ -36,9 +37,12 @@ double library_step_time() {
   copt.gpus = 8;
   auto cluster = load_cluster_by_name_or_path("hgx-h200-8", copt);
   if (!model || !plan || !cluster) return -1;
-  auto compute = models::ComputeModel::datasheet(cluster->gpu_spec());
-  if (!compute) return -1;
-  const CollectiveModel collectives(*cluster, datasheet_collective_params());
+  // No calibration chosen in the session: as `simulate` without --calibration, the profile shipped for the
+  // cluster's GPU (calibrate/gpu-defaults.json) and the datasheet link model.
+  auto hw = calib::load_hardware_models("", *cluster);
+  if (!hw) return -1;
+  const models::ComputeModel* compute = &hw->compute;
+  const CollectiveModel collectives(*cluster, hw->params);
   models::PredictOptions po;
   po.build.costs.flash_attention = true;
   po.build.costs.dropout = false;

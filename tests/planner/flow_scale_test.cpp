@@ -21,13 +21,14 @@ struct Case {
   calib::HardwareModels hw;
 };
 
-// As `scalescope simulate --model M --cluster C --gpus G --plan P` (no calibration: datasheet models).
+// As `scalescope simulate --model M --cluster C --gpus G --plan P --calibration none` (datasheet models, as
+// the step times before issue 22 were taken).
 Case setup(const std::string& model, const std::string& cluster, int gpus, const std::string& plan) {
   auto c = load_cluster_by_name_or_path(cluster, ClusterOptions{{}, gpus});
   auto m = models::load_model_by_name_or_path(model);
   auto p = models::parse_plan(plan);
   if (!c || !m || !p) throw std::runtime_error("built-in file missing");
-  auto hw = calib::load_hardware_models("", *c);
+  auto hw = calib::load_hardware_models("none", *c);
   if (!hw) throw std::runtime_error(hw.error().str());
   return Case{std::move(c).value(), std::move(m).value(), *p, std::move(hw).value()};
 }

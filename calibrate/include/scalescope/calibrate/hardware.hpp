@@ -30,7 +30,12 @@ struct HardwareModels {
   std::vector<std::string> notes;
 };
 
-/// `calibration`: empty or "none" (datasheet parameters and roofline), or a comma-separated list of calibration
+/// The calibration shipped for a GPU model (calibrate/gpu-defaults.json, by the cluster file's exact GPU model name:
+/// an H100 PCIe is not an H100 SXM): a profile name, or empty when none is shipped for it.
+Expected<std::string> default_calibration(const std::string& gpu_model);
+
+/// `calibration`: "none" (datasheet parameters and roofline); empty: the profile shipped for the cluster's GPU type
+/// (default_calibration, with a note; the datasheet when there is none); or a comma-separated list of calibration
 /// profile names, files or directories (every *.json in it), composed part by part: the collective model is fitted
 /// on the first file with collective rows (or taken from the first collective-parameters file, `calibrate fit -o`);
 /// GEMM, memory/launch, attention and interference each from the first file that measured them. A profile measured
