@@ -13,6 +13,9 @@ W=/tmp/newuser; rm -rf $W; mkdir -p $W; cd $W
 LOG=$W/session.log
 device_environment $W/environment.txt
 export PATH=$REPO/devbin:$PATH
+# This machine has CUDA, cuBLAS and NCCL only as PyTorch's pip wheels (a user's machine has them installed).
+SP=$(python3 -c 'import site;print(site.getsitepackages()[0])')
+export LD_LIBRARY_PATH="$(find "$SP/nvidia" -name lib -type d | sort | tr '\n' :)${LD_LIBRARY_PATH:-}"
 pack() { tar czf $OUT/newuser10.tar.gz -C $W . ; }
 step() {  # step NAME COMMAND...: runs it, records its time and exit status
   local name=$1; shift
