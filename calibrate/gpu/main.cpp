@@ -185,8 +185,7 @@ int main(int argc, char** argv) {
       const std::string why = e != cudaSuccess ? sg::cuda_error_text(e) : std::string("0 devices");
       cudaGetLastError();
       ctx.record_error("no CUDA device found (cudaGetDeviceCount: " + why +
-                       "): this program needs at least 2 GPUs for collectives; run with --sections "
-                       "gemm,mem for one GPU");
+                       "): this program measures GPUs; run it on a machine with one (collectives and P2P need two)");
       return finish(ctx, false);
     }
     if (opt.gpus > count) {

@@ -20,10 +20,10 @@ pack() { tar czf $OUT/newuser10.tar.gz -C $W . ; }
 step() {  # step NAME COMMAND...: runs it, records its time and exit status
   local name=$1; shift
   echo "== $(date -u +%T) $name: $*" | tee -a $LOG
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   "$@" > $W/$name.out 2> >(tee -a $LOG >&2)
   local rc=$?
-  printf '%s exit %d after %.1f s\n' "$name" $rc "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a $LOG $W/times.txt
+  printf '%s exit %d after %.1f s\n' "$name" $rc "$(( ($(date +%s%N) - t0) / 1000000 ))e-3" | tee -a $LOG $W/times.txt
   pack
 }
 cp $REPO/validation/programs/hf-llama-0.9b/config.json $W/config.json
