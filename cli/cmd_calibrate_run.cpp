@@ -116,8 +116,8 @@ struct ModelRun {
 };
 
 /// Seconds of attention timing per shape (forward + backward, warm-up and timed repeats in
-/// measure_attention.py), measured on the H100 of session 10 (docs/calibration.md); an estimate, printed only.
-constexpr double kAttentionSecondsPerShape = 0.6;
+/// measure_attention.py): about 1 s on the H100 of session 10 (9 shapes in 9 s, docs/calibration.md); an estimate, printed only.
+constexpr double kAttentionSecondsPerShape = 1.0;
 
 class Steps {
  public:
