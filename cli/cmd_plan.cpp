@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "megatron_plan.hpp"
 #include "planner_format.hpp"
 #include "scalescope/planner/search.hpp"
 #include "scalescope/planner/setup.hpp"
@@ -16,13 +17,14 @@ namespace {
 using namespace plan_fmt;
 
 struct PlanOptions {
-  std::string model, cluster, calibration, fix;
+  std::string model, cluster, calibration, fix, precisions = "mixed", megatron;
   std::optional<int> nodes, gpus, seq;
   int gbs = 0;
   int top = 10;
   int flow_top = 3;
   int max_mbs = 8;
   int max_vpp = 8;
+  int max_cp = 8;
   int threads = 0;
   bool cross_node_tp = false;
   bool exhaustive = false;
@@ -37,6 +39,8 @@ Json counts_json(const planner::PruneCounts& c) {
               {"layouts_tp_not_dividing_heads", c.layouts_tp_heads},
               {"layouts_pp_not_dividing_layers", c.layouts_pp_layers},
               {"layouts_gbs_not_divisible_by_dp", c.layouts_gbs_not_divisible},
+              {"layouts_uneven_pipeline", c.layouts_uneven},
+              {"layouts_cp_not_dividing_sequence", c.layouts_cp_seq},
               {"plans", c.plans},
               {"excluded_by_fix", c.fixed_out},
               {"invalid", c.invalid},
@@ -49,10 +53,12 @@ Json counts_json(const planner::PruneCounts& c) {
 }
 
 std::string counts_text(const planner::PruneCounts& c) {
-  std::string s = "layouts (tp, pp): " + std::to_string(c.layouts) + " considered, " +
+  std::string s = "layouts (tp, cp, pp): " + std::to_string(c.layouts) + " considered, " +
                   std::to_string(c.layouts_tp_cross_node) + " tp across nodes, " + std::to_string(c.layouts_tp_heads) +
-                  " tp not dividing heads, " + std::to_string(c.layouts_pp_layers) + " pp not dividing layers, " +
-                  std::to_string(c.layouts_gbs_not_divisible) + " gbs not divisible by dp\n";
+                  " tp not dividing heads, " + std::to_string(c.layouts_cp_seq) + " 2cp not dividing the sequence, " +
+                  std::to_string(c.layouts_pp_layers) + " pp not dividing layers (" + std::to_string(c.layouts_uneven) +
+                  " more with uneven first/last stages), " + std::to_string(c.layouts_gbs_not_divisible) +
+                  " gbs not divisible by dp\n";
   s += "plans: " + std::to_string(c.plans) + " enumerated, " + std::to_string(c.fixed_out) + " excluded by --fix, " +
        std::to_string(c.invalid) + " invalid";
   if (!c.invalid_by_rule.empty()) {
@@ -99,7 +105,27 @@ int run(const PlanOptions& o) {
   space.allow_cross_node_tp = o.cross_node_tp;
   space.max_mbs = o.max_mbs;
   space.max_vpp = o.max_vpp;
+  space.max_cp = o.max_cp;
   space.prune_bound = !o.exhaustive;
+  space.precisions.clear();
+  for (std::size_t at = 0; at <= o.precisions.size();) {
+    const std::size_t comma = std::min(o.precisions.find(',', at), o.precisions.size());
+    const std::string name = o.precisions.substr(at, comma - at);
+    at = comma + 1;
+    auto p = models::parse_plan("gbs=1,precision=" + name, "--precisions");
+    if (!p) return report(cmd, input_error("", "--precisions", "expected mixed, bf16, fp16 or fp8 separated by commas, got '" + name + "'"));
+    if (p->fp8() && !s.cluster.gpu_spec().peak.fp8) {
+      return report(cmd, input_error("", "--precisions", "fp8 needs FP8 tensor cores; '" + s.cluster.gpu_spec().model + "' has none"));
+    }
+    space.precisions.push_back(p->precision);
+  }
+  if (!o.megatron.empty()) {  // the user's stack: its precision and flags; the layout is searched
+    auto base = plan_from_megatron_flags(cmd, o.megatron, *model, o.cluster, space.gpus, std::nullopt);
+    if (!base) return report(cmd, base.error());
+    space.base = *base;
+    space.precisions = {base->precision};
+    space.search_overlap = false;
+  }
   if (!o.fix.empty()) {
     auto f = planner::parse_plan_filter(o.fix);
     if (!f) return report(cmd, f.error());
@@ -141,8 +167,11 @@ int run(const PlanOptions& o) {
   }
   if (o.format == Format::csv) {
     Table t;
-    t.header = {"rank", "tp", "pp", "dp", "zero", "mbs", "schedule", "vpp", "recompute", "sp", "step_time_s",
-                "flow_step_time_s", "tokens_per_s", "mfu", "memory_GiB", "limiter", "limiter_share"};
+    t.header = {"rank"};
+    for (auto& h : plan_header()) t.header.push_back(h);
+    for (const char* h : {"step_time_s", "flow_step_time_s", "tokens_per_s", "mfu", "memory_GiB", "limiter", "limiter_share"}) {
+      t.header.push_back(h);
+    }
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
       const auto& p = r.ranked[i];
       std::vector<std::string> row{std::to_string(i + 1)};
@@ -168,9 +197,11 @@ int run(const PlanOptions& o) {
   out += "ranked by step time (analytical, symmetric pipeline); the top " + std::to_string(so.flow_top) +
          " re-simulated at flow fidelity (every rank, shared links) and re-ranked by it\n\n";
   Table t;
-  t.header = {"#", "tp", "pp", "dp", "zero", "mbs", "schedule", "vpp", "recompute", "sp", "step s", "flow s",
-              "tokens/s", "MFU", "mem GiB", "limiter"};
-  t.right_align = {true, true, true, true, true, true, false, true, false, true, true, true, true, true, true, false};
+  t.header = {"#"};
+  for (auto& h : plan_header()) t.header.push_back(h);
+  for (const char* h : {"step s", "flow s", "tokens/s", "MFU", "mem GiB", "limiter"}) t.header.push_back(h);
+  t.right_align = {true, true, true, true, true, true, false, true, false, true, true, false, false,
+                   true, true, true, true, true, false};
   for (std::size_t i = 0; i < r.ranked.size(); ++i) {
     const auto& p = r.ranked[i];
     std::vector<std::string> row{std::to_string(i + 1)};
@@ -197,8 +228,8 @@ void register_plan(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* sub = app.add_subcommand(
       "plan",
-      "Search the parallel plans (tp, pp, dp, ZeRO stage, micro-batch, schedule, recompute, sequence parallelism) of a "
-      "model on a cluster: prune the invalid and out-of-memory ones, simulate the rest (analytical, all cores), confirm "
+      "Search the parallel plans (tp, cp, pp with uneven stages where needed, dp, ZeRO stage, micro-batch, schedule, "
+      "recompute, sequence parallelism, precision, Megatron-Core overlap flags) of a model on a cluster: prune the invalid and out-of-memory ones, simulate the rest (analytical, all cores), confirm "
       "the best at flow fidelity and rank them. Exit 1 (with the reasons) when no plan can run.");
   sub->add_option("--model", o->model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
   sub->add_option("--cluster", o->cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
@@ -213,6 +244,13 @@ void register_plan(CLI::App& app, Context& ctx) {
   sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Allow tensor parallelism across nodes");
   sub->add_option("--max-mbs", o->max_mbs, "Largest micro-batch size tried")->default_str("8");
   sub->add_option("--max-vpp", o->max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
+  sub->add_option("--max-cp", o->max_cp, "Largest context-parallel size tried (1: no context parallelism)")->default_str("8");
+  sub->add_option("--precisions", o->precisions,
+                  "Precisions tried, comma-separated: mixed, bf16, fp16, fp8 (fp8 needs a GPU with an fp8 peak)")
+      ->default_str("mixed");
+  sub->add_option("--plan-from-megatron", o->megatron,
+                  "Search the layouts (tp, cp, pp, dp, mbs, ...) for the stack of a Megatron-LM command line (or a file "
+                  "holding one): its precision, FP8 recipe, gradient dtype and overlap flags are kept, the rest searched");
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores); the ranking does not depend on it");
   sub->add_flag("--exhaustive", o->exhaustive,
                 "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "

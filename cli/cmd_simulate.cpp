@@ -8,6 +8,7 @@
 
 #include "cli_common.hpp"
 #include "framework_options.hpp"
+#include "megatron_plan.hpp"
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/models/predict.hpp"
@@ -18,7 +19,7 @@ namespace scalescope::cli {
 namespace {
 
 struct SimulateOptions {
-  std::string model, cluster, plan, calibration, trace;
+  std::string model, cluster, plan, megatron, calibration, trace;
   FrameworkOptions stack;
   std::optional<int> nodes, gpus;
   std::string fidelity = "analytical";
@@ -57,13 +58,21 @@ Expected<Loaded> load(const SimulateOptions& o) {
   Loaded l;
   if (o.model.empty()) return input_error("", "--model", "a model name or file is required");
   if (o.cluster.empty()) return input_error("", "--cluster", "a cluster name or file is required");
-  if (o.plan.empty()) return input_error("", "--plan", "a plan (\"tp=..,pp=..,dp=..,gbs=..\") or plan file is required");
+  if (o.plan.empty() == o.megatron.empty()) {
+    return input_error("", "--plan", "give a plan (\"tp=..,pp=..,dp=..,gbs=..\" or a plan file) or --plan-from-megatron, one of them");
+  }
   auto model = models::load_model_by_name_or_path(o.model);
   if (!model) return model.error();
   l.model = std::move(model).value();
-  auto plan = models::parse_plan_or_file(o.plan);
-  if (!plan) return plan.error();
-  l.plan = *plan;
+  if (o.megatron.empty()) {
+    auto plan = models::parse_plan_or_file(o.plan);
+    if (!plan) return plan.error();
+    l.plan = *plan;
+  } else {
+    auto plan = plan_from_megatron_flags("simulate", o.megatron, l.model, o.cluster, o.gpus, o.nodes);
+    if (!plan) return plan.error();
+    l.plan = *plan;
+  }
   ClusterOptions copt;
   copt.nodes = o.nodes;
   copt.gpus = o.gpus;
@@ -88,7 +97,8 @@ Json breakdown_json(const Breakdown& b) {
   using BP = BreakdownPart;
   Json comm = {{"tp_s", sig(b[BP::tp_comm].value)},    {"sp_s", sig(b[BP::sp_comm].value)},
                {"dp_s", sig(b[BP::dp_comm].value)},    {"zero_s", sig(b[BP::zero_comm].value)},
-               {"pp_s", sig(b[BP::pp_comm].value)},    {"other_s", sig(b[BP::other_comm].value)}};
+               {"pp_s", sig(b[BP::pp_comm].value)},    {"cp_s", sig(b[BP::cp_comm].value)},
+               {"other_s", sig(b[BP::other_comm].value)}};
   return Json{{"compute_s", sig(b.compute().value)},
               {"forward_s", sig(b[BP::forward].value)},
               {"backward_s", sig(b[BP::backward].value)},
@@ -176,6 +186,7 @@ std::string text_report(const SimulateOptions& o, const Loaded& l, const models:
   row("exposed DP comm", b[BP::dp_comm]);
   row("exposed ZeRO comm", b[BP::zero_comm]);
   row("exposed PP comm", b[BP::pp_comm]);
+  if (b[BP::cp_comm].value > 0) row("exposed CP comm", b[BP::cp_comm]);
   row("exposed other comm", b[BP::other_comm]);
   if (b[BP::host_wait].value > 0) row("waiting for the host (kernel launch)", b[BP::host_wait]);
   row("pipeline bubble / idle", b[BP::bubble]);
@@ -289,14 +300,20 @@ void register_simulate(CLI::App& app, Context& ctx) {
       "simulate",
       "Simulate one training iteration of a model under a parallel plan on a cluster: step time, tokens/s, MFU, "
       "memory per GPU, where the time goes, and where the numbers come from. Ranks are laid out Megatron-style "
-      "(tp innermost, then dp, then pp).");
+      "(tp innermost, then cp, then dp, then pp).");
   sub->add_option("--model", opts->model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
   sub->add_option("--cluster", opts->cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
   sub->add_option("--nodes", opts->nodes, "Nodes to build the cluster with (default: as many as the plan needs)");
   sub->add_option("--gpus", opts->gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
   sub->add_option("--plan", opts->plan,
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
-                  "(keys: tp pp dp zero mbs gbs schedule vpp recompute sp precision bucket_MB overlap) (required)");
+                  "(keys in docs/plan-format.md: tp pp dp cp zero mbs gbs schedule vpp recompute sp precision "
+                  "fp8_recipe fp8_params overlap_grad_reduce overlap_param_gather tp_comm_overlap cp_comm "
+                  "first_stage_layers last_stage_layers pp_layout ...) (this or --plan-from-megatron)");
+  sub->add_option("--plan-from-megatron", opts->megatron,
+                  "The plan of a Megatron-LM command line (\"--tensor-model-parallel-size 8 --pipeline-model-parallel-size "
+                  "16 ...\") or of a file holding one; the world size comes from --nnodes x --nproc-per-node in it, else "
+                  "--gpus or --nodes. Flags that set nothing are listed on stderr; contradictions are rejected");
   sub->add_option("--calibration", opts->calibration,
                   "Calibration profile (name or file from `scalescope calibrate`: GEMMs, HBM, launch overhead and "
                   "collectives, fitted on the cluster) or a collective-parameters JSON (collectives only)");

@@ -52,7 +52,10 @@ PhaseCost PhaseCost::operator*(double k) const {
   return r;
 }
 
-double grad_bytes_per_element(Precision precision) { return precision == Precision::mixed ? 4.0 : 2.0; }
+double grad_bytes_per_element(Precision precision) {
+  return precision == Precision::mixed || precision == Precision::fp8 ? 4.0 : 2.0;
+}
+double grad_bytes_per_element(const Plan& plan) { return plan.grad_reduce_in_fp32 ? grad_bytes_per_element(plan.precision) : 2.0; }
 
 namespace {
 /// HBM bytes per parameter of the optimizer step (gradient-norm read + Adam update).
@@ -61,7 +64,8 @@ namespace {
 ///   bf16:  read grad (norm) 2 + grad 2, weight 2+2, m 2+2, v 2+2 = 16
 double optimizer_bytes_per_param(Precision p) {
   switch (p) {
-    case Precision::mixed: return 34.0;
+    case Precision::mixed:
+    case Precision::fp8: return 34.0;  // fp8: fp32 master weights and Adam as mixed (FP8 casts: fp8_costs.hpp)
     case Precision::fp16: return 30.0;
     case Precision::bf16: return 16.0;
   }
@@ -104,6 +108,7 @@ void eager_kernels(PhaseCost* fwd, PhaseCost* bwd, const ComputeModel& m, const 
 /// The attention core (scores, softmax, weighted sum) of one layer: forward and backward.
 void attention_core(PhaseCost& fwd, PhaseCost& bwd, const ModelSpec& s, const Plan& p, const ComputeModel& m,
                     const CostOptions& o, const LayerIoBytes& io) {
+  const std::string& adt = o.attention_dtype.empty() ? o.dtype : o.attention_dtype;
   const double b = p.mbs, seq = s.seq_len, q = static_cast<double>(s.q_dim()) / p.tp;
   if (o.flash_attention) {
     const double flops = 4.0 * b * seq * seq * q * 0.5;  // causal kernel: half of the s x s products
@@ -114,22 +119,22 @@ void attention_core(PhaseCost& fwd, PhaseCost& bwd, const ModelSpec& s, const Pl
     shape.head_dim = s.head_size();
     shape.seq = s.seq_len;
     shape.causal = true;
-    fwd.add_kernel(m, m.attention(shape, false, Flops(flops), io.forward.attention, o.dtype), flops,
+    fwd.add_kernel(m, m.attention(shape, false, Flops(flops), io.forward.attention, adt), flops,
                    io.forward.attention);
-    bwd.add_kernel(m, m.attention(shape, true, Flops(2.5 * flops), io.backward.attention, o.dtype), 2.5 * flops,
+    bwd.add_kernel(m, m.attention(shape, true, Flops(2.5 * flops), io.backward.attention, adt), 2.5 * flops,
                    io.backward.attention);
     return;
   }
   const i64 batch = static_cast<i64>(p.mbs) * (s.heads / p.tp), sl = s.seq_len, d = s.head_size();
   const double gemm_flops = 2.0 * static_cast<double>(batch) * seq * seq * d;
   // Forward: S = Q K^T (s x s, inner d) and O = P V (s x d, inner s).
-  fwd.add_kernel(m, m.gemm(sl, sl, d, o.dtype, batch), gemm_flops);
-  fwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
+  fwd.add_kernel(m, m.gemm(sl, sl, d, adt, batch), gemm_flops);
+  fwd.add_kernel(m, m.gemm(d, sl, sl, adt, batch), gemm_flops);
   // Backward: dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q.
-  bwd.add_kernel(m, m.gemm(sl, sl, d, o.dtype, batch), gemm_flops);
-  bwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
-  bwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
-  bwd.add_kernel(m, m.gemm(d, sl, sl, o.dtype, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(sl, sl, d, adt, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(d, sl, sl, adt, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(d, sl, sl, adt, batch), gemm_flops);
+  bwd.add_kernel(m, m.gemm(d, sl, sl, adt, batch), gemm_flops);
   const double scores = static_cast<double>(batch) * seq * seq;
   memory_kernel(fwd, m, Bytes(4.0 * scores));
   memory_kernel(bwd, m, Bytes(6.0 * scores));
@@ -204,7 +209,7 @@ EdgeCost edge_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, con
   const i64 v = padded_vocab(s.vocab, p.tp, o.vocab_multiple) / p.tp;
   const double td = static_cast<double>(t), hd = static_cast<double>(h), vd = static_cast<double>(v);
   const double hs = hd / (p.sp ? p.tp : 1);  // hidden elements per token this rank holds outside TP regions
-  const double g = grad_bytes_per_element(p.precision);
+  const double g = grad_bytes_per_element(p);
   EdgeCost e;
   if (m.framework() == KernelFramework::pytorch_eager) {
     eager_kernels(&e.embedding_forward, &e.embedding_backward, m, eager_edge_rows(s, p, false, o.vocab_multiple));
@@ -232,7 +237,7 @@ PhaseCost optimizer_cost(double params, Precision precision, const ComputeModel&
   if (m.framework() == KernelFramework::pytorch_eager) {
     // fused AdamW (torch.optim, fp32 parameters under autocast): 28 bytes per parameter; 16-bit
     // gradients read 2 fewer; pure bf16 half of mixed.
-    const double fused = precision == Precision::mixed ? 28.0 : precision == Precision::fp16 ? 26.0 : 14.0;
+    const double fused = precision == Precision::bf16 ? 14.0 : precision == Precision::fp16 ? 26.0 : 28.0;
     memory_kernel(c, m, Bytes(params * fused));
     return c;
   }

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cassert>
 
+#include "scalescope/models/cp_costs.hpp"
+#include "scalescope/models/fp8_costs.hpp"
+#include "scalescope/models/pipeline_layout.hpp"
+
 namespace scalescope::models {
 
 std::string_view to_string(Framework f) {
@@ -98,20 +102,22 @@ double inflight_activation_sets(Schedule schedule, int pp, int vpp, int stage, i
   return 0;
 }
 
-MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
+MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
                                 const MemoryOptions& o) {
   assert(stage >= 0 && stage < p.pp && "memory_per_rank: stage out of range");
-  const PipelineLayout even = o.layout ? PipelineLayout{} : even_layout(m, p.pp, p.vpp);
+  const PipelineLayout even = o.layout ? PipelineLayout{} : layout_of(spec, p);
   const PipelineLayout& layout = o.layout ? *o.layout : even;
   assert(layout.pp == p.pp && "memory_per_rank: layout.pp differs from plan.pp");
-  const StageParams held = params_per_tp_rank(m, layout, stage, p.tp, o.vocab_multiple);
-  const StateBytesPerParam per_param = state_bytes_per_param(p.precision, o.framework);
+  const StageParams held = params_per_tp_rank(spec, layout, stage, p.tp, o.vocab_multiple);
+  const ModelSpec m = cp_rank_spec(spec, p);  // activations: the rank's seq_len / cp tokens
+  StateBytesPerParam per_param = state_bytes_per_param(p.precision, o.framework);
+  if (!p.grad_reduce_in_fp32) per_param.grads = std::min(per_param.grads, 2.0);  // 16-bit main grads
 
   MemoryBreakdown b;
   b.stage = stage;
   b.params = held.total();
   const ModelStateBytes states =
-      model_state_bytes(static_cast<double>(b.params), p.zero, p.dp, per_param);
+      model_state_bytes(static_cast<double>(b.params), p.zero, p.dp * p.cp, per_param);
   b.weights = states.weights;
   b.grads = states.grads;
   b.optimizer = states.optimizer;
@@ -167,6 +173,11 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
     const Bytes kept = activation_bytes_per_layer(m, p.mbs, p.tp, p.sp, Recompute::selective, o);
     b.recompute_workspace = p.recompute == Recompute::full ? full : full - kept;
   }
+  b.recompute_workspace += cp_buffer_bytes(spec, p);
+  // FP8 (fp8_costs.hpp): the FP8 copies and transposes of the stage's linear weights; FP8 linear inputs.
+  const double layers = layout.layers_on_stage(stage);
+  b.weights += fp8_weight_copy_bytes(layers * static_cast<double>(count_params(spec).layer.matmul_weights()) / p.tp, p);
+  b.activations -= fp8_activation_saving(m, p) * (layers * b.inflight);
   if (p.zero == 3)
     b.zero3_gather = Bytes(2.0 * static_cast<double>(held.largest_layer) * per_param.weights);
   b.overhead = o.framework_overhead;
@@ -175,7 +186,7 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
 
 MemoryBreakdown peak_memory(const ModelSpec& m, const Plan& p, const MemoryOptions& options) {
   MemoryOptions o = options;  // build the layout once, not once per stage
-  if (!o.layout) o.layout = even_layout(m, p.pp, p.vpp);
+  if (!o.layout) o.layout = layout_of(m, p);
   MemoryBreakdown best = memory_per_rank(m, p, 0, o);
   for (int s = 1; s < p.pp; ++s) {
     MemoryBreakdown b = memory_per_rank(m, p, s, o);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/plan_costs.hpp"
 #include "scalescope/sim/host_dispatch.hpp"
 
 namespace scalescope::models {
@@ -61,7 +62,7 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   p.gpu_memory = cluster.gpu_spec().memory;
   p.fits_memory = p.memory.fits(p.gpu_memory);
 
-  const LayerCost lc = layer_cost(model, plan, compute, o.build.costs);
+  const LayerCost lc = plan_piece_costs(model, plan, compute, o.build.costs).layer;
   for (std::size_t i = 0; i < p.compute_provenance.size(); ++i) {
     p.compute_provenance[i] = lc.forward.by_provenance[i] + lc.backward.by_provenance[i] + lc.recompute.by_provenance[i];
   }

@@ -99,6 +99,7 @@ struct CostOptions {
   bool flash_attention = true;  ///< false: Megatron 2021 attention (materialised scores)
   bool dropout = false;         ///< dropout kernels on the scores (only without flash attention)
   std::string dtype = "bf16";   ///< GEMM data type
+  std::string attention_dtype;  ///< attention data type; empty: `dtype` (FP8 plans keep bf16 attention)
   int vocab_multiple = 128;     ///< Megatron --make-vocab-size-divisible-by
 };
 
@@ -130,8 +131,10 @@ std::vector<EagerRow> eager_edge_rows(const ModelSpec& spec, const Plan& plan, b
 /// under autocast (zero 0/1: fp32 parameters, the residual stays fp32), 2 under FSDP2 bf16 (zero 2/3).
 double eager_residual_bytes(const Plan& plan);
 
-/// Gradient bytes per element: 4 (fp32 main grads) for mixed precision, 2 for pure bf16.
+/// Gradient bytes per element: 4 (fp32 main grads) for mixed precision and fp8, 2 for bf16 and fp16.
 double grad_bytes_per_element(Precision precision);
+/// The same for a plan: 2 when it accumulates and reduces gradients in 16 bits (grad_reduce_in_fp32=false).
+double grad_bytes_per_element(const Plan& plan);
 
 /// Adam step over the `params` parameters this rank updates (already divided by dp under ZeRO); with
 /// KernelFramework::pytorch_eager the fused torch AdamW (28 bytes per parameter, one kernel).

@@ -34,6 +34,11 @@
 // micro-batch (Korthikanti's 4sbh/t (1 + V/h)). Recompute working set: one layer's activations
 // without recompute (full) or its score tensors (selective) for one micro-batch. ZeRO-3: two
 // layers' unsharded weights (the one in use and the prefetched one).
+// Dense stacks: with cp > 1 the activations and logits are those of the rank's seq_len / cp tokens, the
+// model states are sharded over dp x cp (Megatron's distributed optimizer shards over the dp-cp group),
+// and cp_comm=p2p adds two K/V receive buffers to the working set (cp_costs.hpp); precision=fp8 adds the
+// FP8 weight copies to `weights` and keeps FP8 linear inputs (fp8_costs.hpp); grad_reduce_in_fp32=false
+// makes the main gradients 2 bytes.
 //
 // torch_amp, plain PyTorch with autocast (what validation/harness runs without FSDP2: single GPU,
 // DDP, ZeRO-1 = ZeroRedundancyOptimizer over DDP, DTensor TP, PP; zero <= 1), counted from what
