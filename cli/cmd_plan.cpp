@@ -40,7 +40,7 @@ Json counts_json(const planner::PruneCounts& c) {
               {"layouts_pp_not_dividing_layers", c.layouts_pp_layers},
               {"layouts_gbs_not_divisible_by_dp", c.layouts_gbs_not_divisible},
               {"layouts_uneven_pipeline", c.layouts_uneven},
-              {"layouts_cp_not_dividing_sequence", c.layouts_cp_seq},
+              {"layouts_cp_short_or_not_dividing_sequence", c.layouts_cp_seq},
               {"plans", c.plans},
               {"excluded_by_fix", c.fixed_out},
               {"invalid", c.invalid},
@@ -55,7 +55,8 @@ Json counts_json(const planner::PruneCounts& c) {
 std::string counts_text(const planner::PruneCounts& c) {
   std::string s = "layouts (tp, cp, pp): " + std::to_string(c.layouts) + " considered, " +
                   std::to_string(c.layouts_tp_cross_node) + " tp across nodes, " + std::to_string(c.layouts_tp_heads) +
-                  " tp not dividing heads, " + std::to_string(c.layouts_cp_seq) + " 2cp not dividing the sequence, " +
+                  " tp not dividing heads, " + std::to_string(c.layouts_cp_seq) + " cp leaving < " +
+                  std::to_string(planner::SearchSpace{}.min_cp_tokens) + " tokens or 2cp not dividing the sequence, " +
                   std::to_string(c.layouts_pp_layers) + " pp not dividing layers (" + std::to_string(c.layouts_uneven) +
                   " more with uneven first/last stages), " + std::to_string(c.layouts_gbs_not_divisible) +
                   " gbs not divisible by dp\n";
@@ -244,7 +245,10 @@ void register_plan(CLI::App& app, Context& ctx) {
   sub->add_flag("--allow-cross-node-tp", o->cross_node_tp, "Allow tensor parallelism across nodes");
   sub->add_option("--max-mbs", o->max_mbs, "Largest micro-batch size tried")->default_str("8");
   sub->add_option("--max-vpp", o->max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
-  sub->add_option("--max-cp", o->max_cp, "Largest context-parallel size tried (1: no context parallelism)")->default_str("8");
+  sub->add_option("--max-cp", o->max_cp,
+                  "Largest context-parallel size tried (1: none); cp is tried while each rank keeps >= " +
+                      std::to_string(planner::SearchSpace{}.min_cp_tokens) + " tokens of a sequence")
+      ->default_str("8");
   sub->add_option("--precisions", o->precisions,
                   "Precisions tried, comma-separated: mixed, bf16, fp16, fp8 (fp8 needs a GPU with an fp8 peak)")
       ->default_str("mixed");

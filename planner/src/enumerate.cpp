@@ -106,7 +106,7 @@ Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& s
         ++c.layouts;
         if (tp > gpus_per_node && !space.allow_cross_node_tp) { ++c.layouts_tp_cross_node; continue; }
         if (model.heads % tp != 0 || model.kv_heads % tp != 0) { ++c.layouts_tp_heads; continue; }
-        if (cp > 1 && seq % (2 * cp) != 0) { ++c.layouts_cp_seq; continue; }
+        if (cp > 1 && (seq % (2 * cp) != 0 || seq / cp < space.min_cp_tokens)) { ++c.layouts_cp_seq; continue; }
         // An uneven pipeline when pp does not divide the layers: the nearest valid first / last stage split.
         auto split = [&](int vpp) -> std::optional<std::pair<int, int>> {
           if (model.layers % (pp * vpp) == 0) return std::pair{0, 0};

@@ -24,7 +24,8 @@ std::set<int> layout_dps(const models::ModelSpec& model, const SearchSpace& spac
     if (space.gpus % tp != 0 || (tp > gpus_per_node && !space.allow_cross_node_tp)) continue;
     if (model.heads % tp != 0 || model.kv_heads % tp != 0) continue;
     for (int cp = 1; cp <= std::min(space.max_cp, space.gpus / tp); ++cp) {
-      if ((space.gpus / tp) % cp != 0 || (cp > 1 && model.seq_len % (2 * cp) != 0)) continue;
+      if ((space.gpus / tp) % cp != 0) continue;
+      if (cp > 1 && (model.seq_len % (2 * cp) != 0 || model.seq_len / cp < space.min_cp_tokens)) continue;
       for (int pp = 1; pp <= std::min(model.layers, space.gpus / (tp * cp)); ++pp) {
         if ((space.gpus / (tp * cp)) % pp != 0) continue;
         if (model.layers % pp != 0 && models::nearest_uneven_splits(model.layers, pp, 1, 1).empty()) continue;

@@ -126,6 +126,7 @@ TEST(Enumerate, DenseDimensionsCountByHand) {
   s.gpus = 2;
   s.gbs = 2;
   s.max_mbs = 1;
+  s.min_cp_tokens = 64;  // the tiny model's 128-token sequence split in 2
   const Enumeration e = enumerate_plans(tiny(), s, 2, kHuge);
   EXPECT_EQ(e.counts.layouts, 4);
   EXPECT_EQ(e.counts.plans, 87);
@@ -141,6 +142,20 @@ TEST(Enumerate, DenseDimensionsCountByHand) {
   EXPECT_EQ(cp2, 10);  // (1,2,1): 5 zero variants x 2 schedules
   EXPECT_EQ(opg, 4);   // zero 1 with dp x cp = 2, both layouts, 2 schedules
   EXPECT_EQ(tco, 2);
+}
+
+TEST(Enumerate, ContextParallelNeedsMinCpTokensPerRank) {
+  // The same space with a floor of 65 tokens: cp 2 leaves 64 of the 128, so layout (1,2,1) and its 30
+  // plans go (counted with the layouts 2cp does not divide), leaving 87 - 30 = 57 plans and no cp 2.
+  SearchSpace s;
+  s.gpus = 2;
+  s.gbs = 2;
+  s.max_mbs = 1;
+  s.min_cp_tokens = 65;
+  const Enumeration e = enumerate_plans(tiny(), s, 2, kHuge);
+  EXPECT_EQ(e.counts.layouts_cp_seq, 1);
+  EXPECT_EQ(e.counts.plans, 57);
+  for (const auto& p : e.candidates) EXPECT_EQ(p.cp, 1);
 }
 
 TEST(Enumerate, PipelinesThatDoNotDivideTheLayersGetTheNearestUnevenSplit) {

@@ -4,8 +4,8 @@
 //
 // Enumeration (every plan uses exactly `gpus` = tp * cp * pp * dp GPUs):
 //   tp  divides gpus, heads and kv_heads (validate() also asks ffn_hidden), tp <= GPUs per node
-//       unless allow_cross_node_tp;  cp divides gpus / tp, cp <= max_cp, 2 cp divides seq_len (cp_comm
-//       from `base`);  pp divides gpus / (tp cp);  dp = gpus / (tp cp pp);
+//       unless allow_cross_node_tp;  cp divides gpus / tp, cp <= max_cp, 2 cp divides seq_len,
+//       seq_len / cp >= min_cp_tokens for cp > 1 (cp_comm from `base`);  pp divides gpus / (tp cp);  dp = gpus / (tp cp pp);
 //   pp that does not divide the layers gets the nearest uneven split (first/last_stage_layers,
 //   pipeline_layout.hpp), the layout is dropped when there is none;
 //   (tp, cp, pp) layouts whose dp does not divide gbs are dropped as a whole (counted per layout);
@@ -71,6 +71,10 @@ struct SearchSpace {
   int max_mbs = 8;
   int max_vpp = 8;
   int max_cp = 8;  ///< largest context-parallel degree tried
+  /// cp is tried only while each CP rank keeps at least this many tokens of a sequence (seq_len / cp):
+  /// below it the ring's attention blocks are too short to hide their exchange, the regime where
+  /// Megatron-Core's guidance does not use CP, and the search stays small for short sequences.
+  int min_cp_tokens = 4096;
   /// Precisions tried (fp8 only makes sense where the GPU has FP8 tensor cores; the caller decides).
   std::vector<models::Precision> precisions{models::Precision::mixed};
   bool search_overlap = true;  ///< try overlap_param_gather and tp_comm_overlap both ways (else as in `base`)
@@ -87,7 +91,7 @@ struct PruneCounts {
   int layouts_tp_heads = 0;        ///< tp does not divide heads or kv_heads
   int layouts_pp_layers = 0;       ///< pp does not divide layers and no uneven split fits
   int layouts_uneven = 0;          ///< pp does not divide layers: searched with the nearest uneven split
-  int layouts_cp_seq = 0;          ///< 2 cp does not divide the sequence
+  int layouts_cp_seq = 0;          ///< 2 cp does not divide the sequence, or cp leaves < min_cp_tokens
   int layouts_gbs_not_divisible = 0;  ///< dp does not divide gbs
   long plans = 0;                  ///< full plans enumerated from the remaining layouts
   long fixed_out = 0;              ///< excluded by --fix
