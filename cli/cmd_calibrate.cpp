@@ -15,6 +15,7 @@ namespace scalescope::cli {
 void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_report.cpp
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_import.cpp
 void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_import.cpp
+void register_calibrate_shapes(CLI::App* calibrate, Context& ctx);            // cmd_calibrate_shapes.cpp
 
 namespace {
 
@@ -35,7 +36,7 @@ int run_fit(const FitCmd& o) {
   if (!fit) return report(cmd, fit.error());
   const Json params = to_json(fit->params);
   if (!o.output.empty()) {
-    auto w = write_file_atomic(o.output, params.dump(2) + "\n");
+    auto w = write_file_atomic(o.output, dump_json(params) + "\n");
     if (!w) return report(cmd, w.error());
     std::cerr << "scalescope " << cmd << ": wrote " << o.output << "\n";
   }
@@ -45,10 +46,9 @@ int run_fit(const FitCmd& o) {
     for (const auto& v : rep.values)
       values.push_back({{"name", v.name}, {"value", v.value}, {"before", v.before}, {"unit", v.unit}, {"rows", v.rows},
                         {"method", v.method}});
-    print_stdout(Json{{"profile", o.common.profile}, {"cluster", loaded->cluster->name()},
+    print_stdout(dump_json(Json{{"profile", o.common.profile}, {"cluster", loaded->cluster->name()},
                       {"fit_groups", fopt->groups}, {"fit_ops", fopt->ops}, {"values", values}, {"notes", rep.notes},
-                      {"params", params}}
-                     .dump(2));
+                      {"params", params}}));
     return 0;
   }
   Table t;
@@ -144,6 +144,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   register_calibrate_report(sub, ctx);
   register_calibrate_import_attention(sub, ctx);
   register_calibrate_import_section(sub, ctx);
+  register_calibrate_shapes(sub, ctx);
 
   CLI::App* run = sub->add_subcommand(
       "run",

@@ -2,9 +2,7 @@
 // (validation/attention/measure_attention.py output) into a calibration profile's `attention` section.
 // `scalescope calibrate import-section SECTION FROM --into PROFILE`: copies one section (e.g.
 // `interference`) from another run of scalescope-calibrate into a profile.
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "cli_common.hpp"
@@ -29,12 +27,16 @@ struct ImportSectionCmd {
 // Rewrites `file` with its top-level `key` set to `value`, keeping the profile's key order and one-space
 // indent (a small diff), atomically.
 Expected<bool> rewrite_section(const std::string& file, const std::string& key, const Json& value) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text.str());
-  ordered[key] = nlohmann::ordered_json::parse(value.dump());
-  return write_file_atomic(file, ordered.dump(1) + "\n");
+  auto text = read_input_file(file, kMaxInputFileBytes, "calibration profile");
+  if (!text) return text.error();
+  if (auto checked = parse_json_text(*text, file); !checked) return checked.error();  // depth and numbers
+  try {
+    nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(*text);
+    ordered[key] = nlohmann::ordered_json::parse(dump_json(value, -1));
+    return write_file_atomic(file, dump_json(ordered, 1) + "\n");
+  } catch (const nlohmann::json::exception& e) {  // the file changed since it was checked
+    return input_error(file, "", std::string("malformed JSON: ") + e.what());
+  }
 }
 
 int run_import_attention(const ImportAttentionCmd& o) {
@@ -50,12 +52,19 @@ int run_import_attention(const ImportAttentionCmd& o) {
   if (auto ok = rewrite_section(o.into, "attention", (*updated)["attention"]); !ok) return report(cmd, ok.error());
   const std::size_t rows = (*section)["rows"].size();
   if (o.format == Format::json) {
-    print_stdout(Json{{"profile", o.into}, {"rows", rows}, {"source", (*section)["source"]}}.dump(2));
+    print_stdout(dump_json(Json{{"profile", o.into}, {"rows", rows}, {"source", (*section)["source"]}}));
   } else {
     print_stdout("wrote " + std::to_string(rows) + " attention rows into " + o.into + "\nsource: " +
-                 (*section)["source"].get<std::string>());
+                 ((*section)["source"].is_string() ? (*section)["source"].get<std::string>() : std::string("-")));
   }
   return 0;
+}
+
+/// The profile's `tool.command_line` when it is a string, else "" (a wrong type is not an abort).
+Json command_line_of(const Json& profile) {
+  if (!profile.contains("tool") || !profile["tool"].is_object()) return "";
+  const Json& tool = profile["tool"];
+  return tool.contains("command_line") && tool["command_line"].is_string() ? tool["command_line"] : Json("");
 }
 
 int run_import_section(const ImportSectionCmd& o) {
@@ -74,11 +83,12 @@ int run_import_section(const ImportSectionCmd& o) {
   Json section = (*from)[o.section];
   Json gpus = Json::array();
   if (from->contains("gpus") && (*from)["gpus"].is_array()) {
-    for (const auto& g : (*from)["gpus"]) gpus.push_back(g.value("name", ""));
+    for (const auto& g : (*from)["gpus"])
+      gpus.push_back(g.is_object() && g.contains("name") && g["name"].is_string() ? g["name"] : Json(""));
   }
   section["imported_from"] = {{"file", o.from},
                               {"created_utc", from->value("created_utc", Json(nullptr))},
-                              {"command_line", from->contains("tool") ? (*from)["tool"].value("command_line", "") : ""},
+                              {"command_line", command_line_of(*from)},
                               {"gpus", gpus}};
   auto profile = read_json_file(o.into);
   if (!profile) return report(cmd, profile.error());
@@ -89,7 +99,7 @@ int run_import_section(const ImportSectionCmd& o) {
   if (auto ok = models::compute_profile_from_json(updated, o.into); !ok) return report(cmd, ok.error());
   if (auto ok = rewrite_section(o.into, o.section, section); !ok) return report(cmd, ok.error());
   if (o.format == Format::json) {
-    print_stdout(Json{{"profile", o.into}, {"section", o.section}, {"from", o.from}}.dump(2));
+    print_stdout(dump_json(Json{{"profile", o.into}, {"section", o.section}, {"from", o.from}}));
   } else {
     print_stdout("wrote section '" + o.section + "' of " + o.from + " into " + o.into);
   }

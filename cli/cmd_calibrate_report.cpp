@@ -108,15 +108,14 @@ int run_report(const ReportCmd& o) {
       jgemm = {{"every", gemm->every}, {"shapes", gemm->shapes}, {"fitted_on_rows", gemm->fitted_on},
                {"median_abs_error", gemm->median_abs_error}, {"roofline_floor", gemm->hbm_source}, {"held_back", held_rows}};
     }
-    print_stdout(Json{{"profile", o.common.profile}, {"fit_profile", other_profile ? o.fit_profile : o.common.profile}, {"cluster", cluster.name()},
+    print_stdout(dump_json(Json{{"profile", o.common.profile}, {"fit_profile", other_profile ? o.fit_profile : o.common.profile}, {"cluster", cluster.name()},
                       {"fit_groups", fopt->groups}, {"fit_ops", fopt->ops}, {"report_groups", o.report_groups}, {"sample", sample},
                       {"error_definition", "predicted busbw / measured busbw - 1"}, {"min_bytes_in_medians", kMinBytes},
                       {"median_abs_error", {{"all", calib::median_abs(all)}, {"rows", all.size()},
                                             {"fitted_rows", calib::median_abs(fitted)}, {"fitted_count", fitted.size()},
                                             {"other_rows", calib::median_abs(held)}, {"other_count", held.size()}}},
                       {"groups", jgroups}, {"rows", jrows}, {"gemm", jgemm},
-                      {"gemm_note", gemm_note.empty() ? Json(nullptr) : Json(gemm_note)}, {"notes", fit->report.notes}}
-                     .dump(2));
+                      {"gemm_note", gemm_note.empty() ? Json(nullptr) : Json(gemm_note)}, {"notes", fit->report.notes}}));
     return 0;
   }
   Table t;

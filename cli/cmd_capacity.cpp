@@ -108,7 +108,7 @@ int run(const CapacityOptions& o) {
               {"days", o.days}, {"gbs", rq.gbs}, {"price_per_gpu_hour", rq.price_per_gpu_hour},
               {"price_assumed", !o.price}, {"chosen_nodes", r.chosen ? Json(r.curve[*r.chosen].nodes) : Json(nullptr)},
               {"base_nodes", r.base_nodes}, {"amdahl", fitj(r.amdahl)}, {"gustafson", fitj(r.gustafson)}, {"curve", curve}};
-    print_stdout(j.dump(2));
+    print_stdout(dump_json(j));
     return rc;
   }
   Table t;

@@ -130,7 +130,7 @@ int run(const CollectiveOptions& o) {
     params = std::move(p).value();
   }
   if (o.print_params) {
-    print_stdout(to_json(params).dump(2));
+    print_stdout(dump_json(to_json(params)));
     return 0;
   }
 
@@ -198,7 +198,7 @@ int run(const CollectiveOptions& o) {
                 {"bottleneck", r.empty ? "" : r.r.bottleneck}};
       jrows.push_back(std::move(j));
     }
-    print_stdout(Json{{"header", header}, {"rows", jrows}}.dump(2));
+    print_stdout(dump_json(Json{{"header", header}, {"rows", jrows}}));
     return 0;
   }
 

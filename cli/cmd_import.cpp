@@ -10,6 +10,8 @@
 
 namespace scalescope::cli {
 
+void register_import_trace(CLI::App* import, Context& ctx);  // cmd_import_trace.cpp
+
 namespace {
 
 struct ImportNcclOptions {
@@ -47,9 +49,8 @@ int run_import(const ImportNcclOptions& o) {
       entries.push_back({{"op", e.op}, {"nranks", e.nranks}, {"nodes", e.nodes.value_or(1)}, {"sizes", e.rows.size()},
                          {"min_bytes", e.rows.front().bytes}, {"max_bytes", e.rows.back().bytes},
                          {"max_busbw_GBps", e.rows.back().busbw_GBps}, {"check", e.check}, {"source", e.source}});
-    print_stdout(Json{{"profile", o.output}, {"provenance", profile->provenance}, {"columns_used", "out-of-place"},
-                      {"collectives", entries}}
-                     .dump(2));
+    print_stdout(dump_json(Json{{"profile", o.output}, {"provenance", profile->provenance}, {"columns_used", "out-of-place"},
+                      {"collectives", entries}}));
     return 0;
   }
   Table t;
@@ -96,6 +97,7 @@ void register_import(CLI::App& app, Context& ctx) {
                  "Keep the rows of a test whose footer ('# Avg bus bandwidth') is missing instead of failing");
   add_format_option(nccl, o->format);
   nccl->callback([o, &ctx] { ctx.exit_code = run_import(*o); });
+  register_import_trace(sub, ctx);
 }
 
 }  // namespace scalescope::cli

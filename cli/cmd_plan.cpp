@@ -163,7 +163,7 @@ int run(const PlanOptions& o) {
               {"collectives", s.collective_source}, {"compute", s.compute_source},
               {"flow_confirmed", so.flow_top}, {"counts", counts_json(r.counts)}, {"plans", plans},
               {"explanations", r.explanations}};
-    print_stdout(j.dump(2));
+    print_stdout(dump_json(j));
     return rc;
   }
   if (o.format == Format::csv) {

@@ -9,6 +9,7 @@
 #include "cli_common.hpp"
 #include "framework_options.hpp"
 #include "planner_format.hpp"
+#include "scalescope/planner/measured_pricing.hpp"
 #include "scalescope/planner/scaling.hpp"
 #include "scalescope/planner/search.hpp"
 #include "scalescope/planner/setup.hpp"
@@ -25,7 +26,41 @@ struct ScalingOptions {
   std::vector<int> gpus;
   int gbs = 0;
   Format format = Format::text;
+  // Which of the pricing options were given (the others come from the measured set's pricing.json).
+  bool given_calibration = false, given_framework = false, given_factor = false, given_host_cost = false;
 };
+
+/// Fills the pricing options the command line left out from the measured set's record, and warns when
+/// a given host cost is not the one measured with the set (host speed differs between machines).
+Expected<ScalingOptions> with_measured_pricing(ScalingOptions o) {
+  auto rec = planner::load_measured_pricing(o.measured);
+  if (!rec) return rec.error();
+  if (!*rec) return o;
+  const planner::MeasuredPricing& p = **rec;
+  std::string used;
+  auto take = [&](bool given, std::string& option, const std::string& recorded, const char* name) {
+    if (given || recorded.empty()) return;
+    option = recorded;
+    used += std::string(used.empty() ? "" : ", ") + name + " " + recorded;
+  };
+  take(o.given_calibration, o.calibration, p.calibration, "--calibration");
+  take(o.given_framework, o.stack.framework, p.framework, "--framework");
+  take(o.given_host_cost, o.stack.host_cost, p.host_cost, "--host-cost");
+  if (!o.given_factor && p.eager_factor) {
+    o.stack.bandwidth_factor = *p.eager_factor;
+    o.stack.bandwidth_factor_source = p.eager_factor_source;
+    used += std::string(used.empty() ? "" : ", ") + "--eager-bandwidth-factor " + std::to_string(*p.eager_factor);
+  }
+  if (!used.empty()) std::fprintf(stderr, "scalescope scaling: priced as %s records: %s\n", p.file.c_str(), used.c_str());
+  if (o.given_host_cost && !o.stack.host_cost.empty() && !p.host_cost.empty() &&
+      !planner::same_file(o.stack.host_cost, p.host_cost))
+    std::fprintf(stderr,
+                 "scalescope scaling: warning: --host-cost %s is not the host cost measured with these runs (%s, "
+                 "recorded in %s): host speed differs between machines of one kind by up to 1.8x, so host-bound "
+                 "points are priced for another machine\n",
+                 o.stack.host_cost.c_str(), p.host_cost.c_str(), p.file.c_str());
+  return o;
+}
 
 /// Predicts every point of the curves (one setup per (cluster, GPU count)).
 Expected<bool> predict_points(std::vector<planner::ScalingCurve>& curves, const std::vector<planner::MeasuredRun>& runs,
@@ -131,7 +166,7 @@ int print_curves(const std::vector<planner::ScalingCurve>& curves, Format format
                      {"measured_fit", fit_json(c.measured_fit)}, {"predicted_fit", fit_json(c.predicted_fit)},
                      {"points", pts}});
     }
-    print_stdout(Json{{"curves", arr}}.dump(2));
+    print_stdout(dump_json(Json{{"curves", arr}}));
     return 0;
   }
   Table t;
@@ -161,9 +196,12 @@ int print_curves(const std::vector<planner::ScalingCurve>& curves, Format format
   return 0;
 }
 
-int run(const ScalingOptions& o) {
+int run(const ScalingOptions& given) {
   const std::string cmd = "scaling";
-  if (!o.measured.empty()) {
+  if (!given.measured.empty()) {
+    auto priced = with_measured_pricing(given);
+    if (!priced) return report(cmd, priced.error());
+    const ScalingOptions& o = *priced;
     if (!o.model.empty() || !o.gpus.empty())
       return report(cmd, input_error("", "--measured", "--measured takes its models and GPU counts from the files; drop --model / --gpus"));
     auto runs = planner::load_measured(o.measured);
@@ -176,6 +214,7 @@ int run(const ScalingOptions& o) {
     if (!ok) return report(cmd, ok.error());
     return print_curves(curves, o.format);
   }
+  const ScalingOptions& o = given;
   if (o.model.empty()) return report(cmd, input_error("", "--model", "give --measured FILE|DIR, or --model, --cluster, --gpus and --gbs"));
   if (o.cluster.empty()) return report(cmd, input_error("", "--cluster", "a cluster name or file is required"));
   if (o.gpus.empty()) return report(cmd, input_error("", "--gpus", "a list of GPU counts is required, e.g. 8,16,32"));
@@ -199,7 +238,10 @@ void register_scaling(CLI::App& app, Context& ctx) {
       "scaling kind, each point predicted, with speedup, efficiency, error and Amdahl (strong) / Gustafson (weak) "
       "serial fractions of the measured and predicted curves. Without: predicted curves for --model on --cluster over "
       "--gpus (speedups relative to the first count).");
-  sub->add_option("--measured", o->measured, "A measured-run file or a folder of them (e.g. validation/h200x4/measured)");
+  sub->add_option("--measured", o->measured,
+                  "A measured-run file or a folder of them (e.g. validation/h200x4/measured). The set's pricing.json "
+                  "(docs/measured-format.md) supplies --calibration, --framework, --eager-bandwidth-factor and "
+                  "--host-cost where they are not given; a --host-cost other than the set's own is warned about");
   sub->add_option("--calibration", o->calibration, "Calibration profile or collective-parameters JSON (as for `simulate`)");
   add_framework_options(sub, o->stack);
   sub->add_option("--model", o->model, "Model (predicted curves)");
@@ -212,7 +254,13 @@ void register_scaling(CLI::App& app, Context& ctx) {
                   "(dp follows from the GPU count)")
       ->default_str("best");
   add_format_option(sub, o->format);
-  sub->callback([o, &ctx] { ctx.exit_code = run(*o); });
+  sub->callback([o, sub, &ctx] {
+    o->given_calibration = sub->count("--calibration") > 0;
+    o->given_framework = sub->count("--framework") > 0;
+    o->given_factor = sub->count("--eager-bandwidth-factor") > 0;
+    o->given_host_cost = sub->count("--host-cost") > 0;
+    ctx.exit_code = run(*o);
+  });
 }
 
 }  // namespace scalescope::cli

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include <iostream>
+
 #include "framework_options.hpp"
 #include "megatron_plan.hpp"
 #include "scalescope/calibrate/hardware.hpp"
@@ -27,6 +29,7 @@ struct SimulateOptions {
   std::string intra_node = "analytical";
   bool all_ranks = false;
   bool per_layer = false;
+  bool strict = false;
   Format format = Format::text;
 };
 
@@ -73,6 +76,9 @@ Expected<Loaded> load(const SimulateOptions& o) {
     if (!plan) return plan.error();
     l.plan = *plan;
   }
+  // The plan's own rules first (sizes and their products at 64 bits): a plan of 2^48 GPUs fails here,
+  // before a cluster is built for it. predict() checks it again against the cluster's GPU count.
+  if (auto check = models::validate(l.plan, l.model, 0); !check) return check.error();
   ClusterOptions copt;
   copt.nodes = o.nodes;
   copt.gpus = o.gpus;
@@ -80,8 +86,11 @@ Expected<Loaded> load(const SimulateOptions& o) {
   auto cluster = load_cluster_by_name_or_path(o.cluster, copt);
   if (!cluster) return cluster.error();
   l.cluster.emplace(std::move(cluster).value());
-  auto hw = calib::load_hardware_models(o.calibration, *l.cluster);
+  calib::CalibrationOptions co;
+  co.strict = o.strict;
+  auto hw = calib::load_hardware_models(o.calibration, *l.cluster, co);
   if (!hw) return hw.error();
+  for (const auto& n : hw->notes) std::cerr << "scalescope simulate: warning: " << n << "\n";
   l.params = std::move(hw->params);
   l.collective_source = std::move(hw->collective_source);
   l.compute.emplace(std::move(hw->compute));
@@ -219,6 +228,9 @@ int run(const SimulateOptions& o) {
     return report(cmd, input_error("", "--attention", "expected flash | unfused, got '" + o.attention + "'"));
   if (o.intra_node != "analytical" && o.intra_node != "flow")
     return report(cmd, input_error("", "--intra-node", "expected analytical | flow, got '" + o.intra_node + "'"));
+  if (!o.trace.empty()) {  // a FIFO, device, folder or link as --trace fails now, not after the simulation
+    if (auto ok = check_output_target(o.trace); !ok) return report(cmd, ok.error());
+  }
   auto loaded = load(o);
   if (!loaded) return report(cmd, loaded.error());
   const Loaded& l = *loaded;
@@ -274,9 +286,10 @@ int run(const SimulateOptions& o) {
               {"breakdown", breakdown_json(p.sim.breakdown)},
               {"provenance", provenance_json(l, p)},
               {"notes", p.check.notes}};
+    if (m.optimizer_step.value > 0) j["memory"]["optimizer_step_GiB"] = gib(m.optimizer_step);
     if (!l.gpu_note.empty()) j["notes"].push_back(l.gpu_note);
     if (const std::string n = host_bound_note(l, p); !n.empty()) j["notes"].push_back(n);
-    print_stdout(j.dump(2));
+    print_stdout(dump_json(j));
     return 0;
   }
   if (o.format == Format::csv) {
@@ -307,16 +320,20 @@ void register_simulate(CLI::App& app, Context& ctx) {
   sub->add_option("--gpus", opts->gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
   sub->add_option("--plan", opts->plan,
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
-                  "(keys in docs/plan-format.md: tp pp dp cp zero mbs gbs schedule vpp recompute sp precision "
+                  "(keys in docs/plan-format.md: tp pp dp cp zero mbs gbs seq schedule vpp recompute sp precision "
                   "fp8_recipe fp8_params overlap_grad_reduce overlap_param_gather tp_comm_overlap cp_comm "
-                  "first_stage_layers last_stage_layers pp_layout ...) (this or --plan-from-megatron)");
+                  "first_stage_layers last_stage_layers pp_layout bucket_MB overlap ...) (this or --plan-from-megatron)");
   sub->add_option("--plan-from-megatron", opts->megatron,
                   "The plan of a Megatron-LM command line (\"--tensor-model-parallel-size 8 --pipeline-model-parallel-size "
                   "16 ...\") or of a file holding one; the world size comes from --nnodes x --nproc-per-node in it, else "
                   "--gpus or --nodes. Flags that set nothing are listed on stderr; contradictions are rejected");
   sub->add_option("--calibration", opts->calibration,
-                  "Calibration profile (name or file from `scalescope calibrate`: GEMMs, HBM, launch overhead and "
-                  "collectives, fitted on the cluster) or a collective-parameters JSON (collectives only)");
+                  "Calibration: profile names, files or directories, comma-separated, composed part by part (GEMM, "
+                  "attention, memory and launch from the first that measured them; collectives fitted on the cluster "
+                  "from the first with collective rows, or a collective-parameters JSON from `calibrate fit -o`). What "
+                  "none measured is priced from the cluster's datasheet, with a warning. `none`: datasheet only");
+  sub->add_flag("--strict", opts->strict,
+                "Refuse a calibration measured on another GPU type than the cluster's (default: a warning)");
   sub->add_option("--fidelity", opts->fidelity, "analytical (one representative pipeline, closed-form collectives) or "
                                                 "flow (every rank, transfers share links)")
       ->default_str("analytical");

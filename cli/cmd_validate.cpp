@@ -41,7 +41,7 @@ int run_a100(const ValidateOptions& o) {
   if (!o.fit_file.empty()) {
     auto fit = fit_compute_on_vtrain_single(dir, opts);
     if (!fit) return report(cmd, fit.error());
-    if (auto ok = write_file_atomic(o.fit_file, to_json(*fit).dump(2) + "\n"); !ok) return report(cmd, ok.error());
+    if (auto ok = write_file_atomic(o.fit_file, dump_json(to_json(*fit)) + "\n"); !ok) return report(cmd, ok.error());
     std::fprintf(stderr, "scalescope validate: wrote %s\n", o.fit_file.c_str());
     opts.fit = *fit;
   } else if (!o.use_fit_file.empty()) {
@@ -90,7 +90,7 @@ int run_a100(const ValidateOptions& o) {
       if (s.has_fit) e["mape_unfitted"] = mape_unfitted(s.rows);
       j.push_back(e);
     }
-    print_stdout(j.dump(2));
+    print_stdout(dump_json(j));
     return 0;
   }
   Table t;

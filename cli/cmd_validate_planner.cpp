@@ -253,7 +253,7 @@ int run_planner_check(const PlannerCheckOptions& o) {
                    {"best", g.best}, {"best_measured_ms", num_or_null(g.best_ms)}, {"gap", num_or_null(g.gap)},
                    {"pass", g.pass}, {"spearman", num_or_null(g.spearman)}, {"configurations", configs}});
     }
-    print_stdout(j.dump(2) + "\n");
+    print_stdout(dump_json(j) + "\n");
   } else if (o.format == Format::csv) {
     Table t;
     t.header = {"group", "configuration", "planner_rank", "predicted_ms", "measured_ms", "measurements", "refused"};

@@ -1,50 +1,58 @@
-// The software-stack options shared by `simulate` and `scaling` (--framework, --eager-bandwidth-factor[-source],
-// --host-cost, --no-interference) and how they configure a compute model.
+// The software-stack options shared by `simulate`, `plan`, `scaling` and `capacity` (--framework,
+// --memory-bandwidth-factor[-source], --host-cost, --no-interference) and how they configure a compute model.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "scalescope/models/compute_model.hpp"
 #include "scalescope/models/framework_host.hpp"
+#include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/error.hpp"
 
 namespace scalescope::cli {
 
 struct FrameworkOptions {
   std::string framework = "fused";
-  double eager_factor = 1.0;
-  std::string eager_factor_source;
-  std::string host_cost;  ///< scalescope.host_dispatch/1 file; empty: the host is never the bottleneck
+  std::optional<double> bandwidth_factor;
+  std::string bandwidth_factor_source;
+  std::string host_cost;  ///< scalescope.host_dispatch/1 file; empty: the stack's own, else none
   bool no_interference = false;
 };
 
 /// The options checked and loaded once; apply() configures any number of compute models.
 struct FrameworkSetup {
-  models::KernelFramework framework = models::KernelFramework::fused;
-  double eager_factor = 1.0;
-  std::string eager_factor_source;
+  std::vector<std::shared_ptr<const models::StackProfile>> stacks;
   std::optional<models::FrameworkHostCost> host;
   bool no_interference = false;
 
   void apply(models::ComputeModel& c) const {
-    c.set_framework(framework);
-    if (eager_factor != 1.0 || !eager_factor_source.empty()) c.set_eager_bandwidth_factor(eager_factor, eager_factor_source);
-    c.set_host_cost(host);
+    c.set_stacks(stacks);
+    if (host) c.set_host_cost(host);
     if (no_interference) c.set_interference({}, "switched off by --no-interference");
   }
 };
 
 inline Expected<FrameworkSetup> load_framework_setup(const FrameworkOptions& o) {
   FrameworkSetup f;
-  auto fw = models::parse_framework(o.framework);
-  if (!fw) return fw.error();
-  f.framework = *fw;
-  if (!(o.eager_factor > 0.0)) return input_error("", "--eager-bandwidth-factor", "expected a positive number");
-  f.eager_factor = o.eager_factor;
-  f.eager_factor_source = o.eager_factor_source;
+  auto stacks = models::load_stacks(o.framework);
+  if (!stacks) return stacks.error();
+  for (auto& s : *stacks) {
+    if (o.bandwidth_factor) {  // the option replaces the stack's factor (e.g. one fitted by validation/make_report.py)
+      if (!(*o.bandwidth_factor > 0.0) || !std::isfinite(*o.bandwidth_factor)) {
+        return input_error("", "--memory-bandwidth-factor", "expected a positive number");
+      }
+      auto copy = std::make_shared<models::StackProfile>(*s);
+      copy->memory_bandwidth_factor = *o.bandwidth_factor;
+      copy->memory_bandwidth_factor_source = o.bandwidth_factor_source;
+      s = std::move(copy);
+    }
+  }
+  f.stacks = std::move(stacks).value();
   f.no_interference = o.no_interference;
   if (!o.host_cost.empty()) {
     auto h = models::load_framework_host_cost(o.host_cost);
@@ -56,19 +64,22 @@ inline Expected<FrameworkSetup> load_framework_setup(const FrameworkOptions& o) 
 
 inline void add_framework_options(CLI::App* sub, FrameworkOptions& o) {
   sub->add_option("--framework", o.framework,
-                  "Software stack whose memory-bound kernels are priced: fused (Megatron-style, default) or "
-                  "pytorch-eager (plain PyTorch: autocast, FSDP2 bf16 for zero=3; what validation/harness runs)")
+                  "Software stack whose kernels, host cost and tensors are priced: a built-in stack (fused: "
+                  "Megatron-style, the default; pytorch-eager: plain PyTorch with autocast, FSDP2 for zero=2/3, as "
+                  "validation/harness runs it) or a stack profile file (scalescope.stack/1, e.g. from `scalescope import "
+                  "torch-trace` of your own job). Several, comma-separated: each plan takes the first whose "
+                  "`applies` holds (docs/stack-profile.md)")
       ->default_str("fused");
-  sub->add_option("--eager-bandwidth-factor", o.eager_factor,
-                  "pytorch-eager: fraction of the measured elementwise bandwidth its memory-bound kernels reach "
-                  "(default 1: the hand-counted bytes as they are)");
-  sub->add_option("--eager-bandwidth-factor-source", o.eager_factor_source,
+  sub->add_option("--memory-bandwidth-factor,--eager-bandwidth-factor", o.bandwidth_factor,
+                  "Fraction of the measured elementwise bandwidth that the stack's rows marked bandwidth_factor reach "
+                  "(replaces the stack's own, which is 1 for the built-ins)");
+  sub->add_option("--memory-bandwidth-factor-source,--eager-bandwidth-factor-source", o.bandwidth_factor_source,
                   "Where that factor comes from, for provenance (e.g. what it was fitted on)");
   sub->add_option("--host-cost", o.host_cost,
                   "Measured host (CPU) time to issue one layer's kernels per micro-batch (scalescope.host_dispatch/1, "
-                  "e.g. validation/profiles/h200-torch/host_dispatch.json): the GPU waits when the framework cannot "
-                  "launch work fast enough (eager PyTorch + DTensor TP). Host speed differs between machines of one kind "
-                  "by up to 1.8x: measure it on the machine that will run (validation/harness/host_dispatch.py)");
+                  "e.g. validation/profiles/h200-torch/host_dispatch.json); replaces the stack's own host cost. The GPU "
+                  "waits when the framework cannot launch work fast enough (eager PyTorch + DTensor TP). Host speed "
+                  "differs between machines of one kind by up to 1.8x: measure it on the machine that will run");
   sub->add_flag("--no-interference", o.no_interference,
                 "Ignore the profile's measured compute-communication interference (NVLink collectives and the compute "
                 "beside them slowing each other): overlapped communication is then free, as before 2026-11-21");

@@ -4,8 +4,9 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(cmake ninja-build g++ libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-      libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev libqt6charts6-dev libqt6svg6-dev
-      xvfb xauth)
+      libtbb-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev qt6-charts-dev qt6-svg-dev
+      libqt6opengl6-dev libgl-dev xvfb xauth)  # Qt6Charts needs Qt6OpenGL (CMake names it when missing)
+PKGS+=(clang libclang-rt-14-dev python3 python3-pip ca-certificates)  # preset asan + fuzz/; scripts/install-cuda.sh
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,3 +18,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "install-deps: all packages present" >&2
 fi
+bash "$(dirname "$0")/install-cuda.sh"  # nvcc, cuBLAS and NCCL when the machine has no CUDA toolkit

@@ -396,7 +396,7 @@ for name, measured, calib in SETS:
     if not os.path.isdir(measured):
         continue
     base = leftover_baselines(os.path.dirname(measured))
-    for f in sorted(os.listdir(measured)):
+    for f in sorted(x for x in os.listdir(measured) if x != "pricing.json"):  # the set's pricing record
         fam, m, p = predicted_memory(os.path.join(measured, f), calib)
         d = json.load(open(os.path.join(measured, f)))
         slug = f.split(f"-n{d['gpus']}-", 1)[1][:-len(".json")]
@@ -427,7 +427,7 @@ if os.path.isdir(RERUN):
               "| run | micro-batches | measured above start (GiB) | predicted (GiB, without overhead) | error |",
               "|---|---:|---:|---:|---:|"]
     rerun = {1: [], 2: []}
-    for f in sorted(os.listdir(RERUN)):
+    for f in sorted(x for x in os.listdir(RERUN) if x != "pricing.json"):
         d = json.load(open(os.path.join(RERUN, f)))
         fam, _, p = predicted_memory(os.path.join(RERUN, f), "h200x4")
         own = d["measured"]["peak_allocated_above_start_GiB"]

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "scalescope/calibrate/gpu_plan.hpp"
+#include "scalescope/sim/file_io.hpp"
 
 namespace scalescope::gpu {
 
@@ -42,26 +43,9 @@ std::string Profile::write_within(double timeout_s) {
 
 std::string Profile::write_text(const std::string& text) {
   std::lock_guard<std::mutex> lock(write_mu_);
-  const std::string tmp =
-      path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial_++);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return "cannot create " + tmp + ": " + std::strerror(errno);
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fputc('\n', f) != EOF && ok;
-  ok = std::fflush(f) == 0 && ok;
-  ok = ::fsync(::fileno(f)) == 0 && ok;
-  const int saved_errno = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return "cannot write " + tmp + ": " + std::strerror(saved_errno);
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return "cannot rename " + tmp + " to " + path_ + ": " + why;
-  }
-  return {};
+  // The one output path of the project: exclusive temp file in the folder, fsync, rename.
+  auto ok = write_file_atomic(path_, text + "\n");
+  return ok ? std::string() : ok.error().str();
 }
 
 RunContext::RunContext(Options o, Profile& p)

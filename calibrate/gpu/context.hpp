@@ -26,6 +26,8 @@ struct Options {
   std::vector<std::string> sections = kSectionOrder;
   std::vector<std::string> coll_ops;     ///< empty: all
   std::vector<std::string> gemm_dtypes;  ///< empty: all
+  std::string gemm_shapes_file;          ///< scalescope.calibration-shapes/1: shapes timed besides the grid
+  bool gemm_grid = true;                 ///< false: only the file's shapes (--gemm-grid none)
   double time_budget_s = 480.0;
   int iters = 20;
   int warmup = 5;
@@ -70,7 +72,6 @@ class Profile {
   std::mutex write_mu_;  // one file write at a time
   Json doc_ = Json::object();
   std::string path_;
-  unsigned serial_ = 0;
 };
 
 class RunContext {

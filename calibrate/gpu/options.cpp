@@ -50,6 +50,14 @@ void add_options(CLI::App& app, Options& opt, RawOptions& raw) {
   app.add_option("--gemm-dtypes", opt.gemm_dtypes, "Comma-separated GEMM dtypes (default all)")
       ->delimiter(',')
       ->check(CLI::IsMember(dtype_names));
+  app.add_option("--gemm-shapes", opt.gemm_shapes_file,
+                 "GEMM shapes to time besides the built-in grid, in each dtype the file names "
+                 "(scalescope.calibration-shapes/1, written by `scalescope calibrate shapes --model ...`)");
+  app.add_option("--gemm-grid", raw.gemm_grid,
+                 "default: time the built-in grid of squares and transformer-layer GEMMs; none: only "
+                 "--gemm-shapes")
+      ->check(CLI::IsMember({"default", "none"}))
+      ->capture_default_str();
   app.add_option("--time-budget-s", opt.time_budget_s,
                  "Stop starting new measurements when this many seconds are used up (recorded in "
                  "the profile)")
@@ -95,6 +103,9 @@ std::string finish_options(const CLI::App& app, Options& opt, const RawOptions& 
   if (*mx > (16ull << 30)) return "--max-bytes: at most 16G, got '" + max_text + "'";
   opt.min_bytes = *mn;
   opt.max_bytes = *mx;
+  opt.gemm_grid = raw.gemm_grid != "none";
+  if (!opt.gemm_grid && opt.gemm_shapes_file.empty())
+    return "--gemm-grid none needs --gemm-shapes FILE (otherwise no GEMM would be timed)";
   if (opt.sections.empty()) return "--sections: expected at least one of " + section_list();
   return {};
 }

@@ -12,6 +12,7 @@ namespace scalescope::gpu {
 struct RawOptions {
   std::string min_bytes = "8";
   std::string max_bytes = "1G";
+  std::string gemm_grid = "default";
 };
 
 /// Declares every option on app, writing into opt and raw.

@@ -7,6 +7,7 @@
 #include "check.hpp"
 #include "lt_matmul.hpp"
 #include "scalescope/calibrate/gpu_plan.hpp"
+#include "scalescope/calibrate/model_shapes.hpp"
 #include "sections.hpp"
 #include "timing.hpp"
 
@@ -83,10 +84,21 @@ double check_dtype(GemmDtype dtype, const LtTypes& t, cublasLtHandle_t h, const 
 
 /// Checks and times one dtype. Returns false when the time budget stopped it.
 bool run_dtype(RunContext& ctx, GemmDtype dtype, int cc, cublasLtHandle_t handle,
-               const DeviceBuffer& ws, cudaStream_t s) {
+               const DeviceBuffer& ws, cudaStream_t s, const std::vector<GemmShape>& extra) {
   const std::string dname(calib::gemm_dtype_name(dtype));
   const LtTypes t = lt_types(dtype);
-  const std::vector<GemmShape> shapes = calib::gemm_shapes(dtype, ctx.opt.quick);
+  std::vector<GemmShape> shapes;
+  if (ctx.opt.gemm_grid) shapes = calib::gemm_shapes(dtype, ctx.opt.quick);
+  for (GemmShape g : extra) {
+    if (dtype == GemmDtype::fp8_e4m3) {  // cuBLASLt FP8 on Hopper: TN only (gemm_shapes.hpp)
+      g.transa = 'T';
+      g.transb = 'N';
+    }
+    const bool repeat = std::any_of(shapes.begin(), shapes.end(), [&](const GemmShape& h) {
+      return h.transa == g.transa && h.transb == g.transb && h.m == g.m && h.n == g.n && h.k == g.k;
+    });
+    if (!repeat) shapes.push_back(std::move(g));
+  }
   Json meta{{"dtype", dname},
             {"device", kDev},
             {"a_b_type", t.ab_name},
@@ -206,13 +218,24 @@ void run_gemm(RunContext& ctx) {
   Stream st(kDev);
   LtHandle handle(kDev);
   DeviceBuffer ws(kDev, kLtWorkspaceBytes);
+  calib::CalibrationShapes file;
+  if (!ctx.opt.gemm_shapes_file.empty()) {
+    auto loaded = calib::load_calibration_shapes(ctx.opt.gemm_shapes_file);
+    if (!loaded) throw GpuError("--gemm-shapes: " + loaded.error().str());
+    file = std::move(loaded).value();
+    ctx.log(strf("GEMM shapes file %s: %zu shapes in %zu dtypes", ctx.opt.gemm_shapes_file.c_str(),
+                 file.gemms.size(), file.dtypes.size()));
+  }
   for (GemmDtype dtype : calib::all_gemm_dtypes()) {
     const std::string dname(calib::gemm_dtype_name(dtype));
     const auto& want = ctx.opt.gemm_dtypes;
+    const bool in_file = std::find(file.dtypes.begin(), file.dtypes.end(), dname) != file.dtypes.end();
     if (!want.empty() && std::find(want.begin(), want.end(), dname) == want.end()) continue;
+    if (!ctx.opt.gemm_grid && !in_file) continue;
     bool go_on = true;
     try {
-      go_on = run_dtype(ctx, dtype, cc, handle.get(), ws, st.get());
+      go_on = run_dtype(ctx, dtype, cc, handle.get(), ws, st.get(),
+                        in_file ? file.gemms : std::vector<GemmShape>{});
     } catch (const GpuError& e) {
       ctx.record_error("GEMM " + dname + ": " + e.what());
       // A failure that broke the CUDA context fails every later call too; stop then.

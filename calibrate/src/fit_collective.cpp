@@ -319,7 +319,8 @@ struct Fitter {
                            [&st, pi](CollectiveParams& q, double f) { q.channel_threshold_bytes[pi] = st.channel_threshold_bytes[pi] * f; },
                            [pi](const CollectiveParams& q) { return q.channel_threshold_bytes[pi]; }});
     }
-    const auto LL = static_cast<std::size_t>(idx(Protocol::LL)), LL128 = static_cast<std::size_t>(idx(Protocol::LL128));
+    // Not const: clang (preset asan) treats captures of constant-initialised const locals as unneeded.
+    auto LL = static_cast<std::size_t>(idx(Protocol::LL)), LL128 = static_cast<std::size_t>(idx(Protocol::LL128));
     if (st.max_busbw_GBps[LL] > 0.0)
       ramp_vars.push_back({"channels.max_busbw_GBps.LL", "GB/s", -16, 16,
                            [&st, LL](CollectiveParams& q, double f) { q.max_busbw_GBps[LL] = st.max_busbw_GBps[LL] * f; },

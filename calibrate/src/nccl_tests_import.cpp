@@ -1,12 +1,12 @@
 // Turning parsed nccl-tests logs into calibration-profile collectives entries and profiles.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "scalescope/calibrate/nccl_tests.hpp"
+#include "scalescope/sim/file_io.hpp"
 
 namespace scalescope::calib {
 
@@ -50,7 +50,8 @@ CollRow make_row(double bytes, double count_col, double elt, int n, const std::s
 
 std::string fmt_int(double v) {
   std::ostringstream s;
-  s << static_cast<long long>(v);
+  if (v < 9e18) s << static_cast<long long>(v);  // a double past LLONG_MAX cannot be cast
+  else s << v;
   return s.str();
 }
 
@@ -153,13 +154,9 @@ Expected<Profile> import_nccl_tests(const std::vector<std::filesystem::path>& fi
   std::string names;
   Json file_list = Json::array();
   for (const auto& f : files) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(f, ec)) return input_error(f.string(), "", "file does not exist");
-    std::ifstream in(f, std::ios::binary);
-    if (!in) return input_error(f.string(), "", "cannot open file for reading");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    auto runs = parse_nccl_tests_log(ss.str(), f.string(), options);
+    auto text = read_input_file(f, kMaxInputFileBytes, "nccl-tests log");
+    if (!text) return text.error();
+    auto runs = parse_nccl_tests_log(*text, f.string(), options);
     if (!runs) return runs.error();
     names += (names.empty() ? "" : ", ") + f.string();
     file_list.push_back(f.string());

@@ -1,7 +1,10 @@
 // Parser of nccl-tests stdout (see nccl_tests.hpp for the formats it reads).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -36,6 +39,21 @@ std::optional<double> to_number(const std::string& t) {
   if (end != t.c_str() + t.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
+
+/// A decimal integer token in [lo, hi], checked before any narrowing (std::stoi would throw on
+/// "99999999999"); nullopt otherwise.
+std::optional<std::int64_t> to_int(const std::string& t, std::int64_t lo, std::int64_t hi) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+/// Longest line read: nccl-tests prints lines of < 300 bytes; the regexes below (libstdc++'s recurse
+/// per character) only ever see lines up to this length.
+constexpr std::size_t kMaxLineBytes = 4096;
+/// Largest rank, device, thread or GPU count accepted from a log.
+constexpr std::int64_t kMaxRanks = 1 << 20;
 
 bool is_integer_token(const std::string& t) {
   return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -92,6 +110,16 @@ std::optional<std::string> program_in(const std::string& line) {
   return found;
 }
 
+constexpr double kMaxBytes = 1125899906842624.0;  // 2^50
+constexpr double kMaxTimeUs = 1e9;
+constexpr double kMaxGBps = 1e5;
+
+std::string fmt_limit(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 struct Parser {
   std::string source;
   const NcclTestsOptions& opt;
@@ -101,7 +129,14 @@ struct Parser {
   int header_line = 0;
   std::string pending_version, pending_program;
   int pending_program_line = 0;
-  std::vector<std::pair<int, std::string>> context;  ///< non-table lines since the last test ended
+  /// The last program name (all_reduce_perf, ...) on a non-table line since the last test ended, and its line.
+  std::optional<std::pair<int, std::string>> context_program;
+  std::set<int> ranks_seen;  ///< ranks of the current test's device lines
+
+  void note_context(int line, const std::string& text) {
+    if (text.find("_perf") == std::string::npos) return;  // the regex only on lines that can match (speed)
+    if (auto p = program_in(text)) context_program = {line, *p};
+  }
 
   [[noreturn]] void fail(int line, const std::string& msg) const {
     throw ErrorException(input_error(source, line > 0 ? "line " + std::to_string(line) : "", msg));
@@ -113,11 +148,13 @@ struct Parser {
     r.line = line;
     auto grab = [&](const char* pattern) -> std::optional<std::int64_t> {
       std::smatch m;
-      if (std::regex_search(body, m, std::regex(pattern))) return std::stoll(m[1].str());
-      return std::nullopt;
+      if (!std::regex_search(body, m, std::regex(pattern))) return std::nullopt;
+      const auto v = to_int(m[1].str(), 0, std::numeric_limits<int>::max());
+      if (!v) fail(line, "expected an integer from 0 to 2147483647 in '" + m[0].str() + "'");
+      return v;
     };
-    if (auto v = grab(R"(nThread\s+(\d+))")) r.nthreads = static_cast<int>(*v);
-    if (auto v = grab(R"(nGpus\s+(\d+))")) r.ngpus = static_cast<int>(*v);
+    if (auto v = grab(R"(nThread\s+(\d+))")) r.nthreads = static_cast<int>(std::min(*v, kMaxRanks));
+    if (auto v = grab(R"(nGpus\s+(\d+))")) r.ngpus = static_cast<int>(std::min(*v, kMaxRanks));
     if (auto v = grab(R"(minBytes\s+(\d+))")) r.min_bytes = *v;
     if (auto v = grab(R"(maxBytes\s+(\d+))")) r.max_bytes = *v;
     if (auto v = grab(R"(warmup iters:\s*(\d+))")) r.warmup_iters = static_cast<int>(*v);
@@ -129,17 +166,14 @@ struct Parser {
     if (!pending_program.empty()) {
       r.program = pending_program;
       r.op_from = "'Collective test starting' line " + std::to_string(pending_program_line);
-    } else {
-      for (auto it = context.rbegin(); it != context.rend() && r.program.empty(); ++it) {
-        if (auto p = program_in(it->second)) {
-          r.program = *p;
-          r.op_from = "program name on line " + std::to_string(it->first);
-        }
-      }
+    } else if (context_program) {
+      r.program = context_program->second;
+      r.op_from = "program name on line " + std::to_string(context_program->first);
     }
     pending_version.clear();
     pending_program.clear();
-    context.clear();
+    context_program.reset();
+    ranks_seen.clear();
     cur = r;
     layout.reset();
   }
@@ -167,16 +201,20 @@ struct Parser {
         R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
     std::smatch m;
     if (!std::regex_match(raw, m, re)) fail(line, "unreadable device line: " + raw);
+    auto integer = [&](int group, std::int64_t hi, const char* what) {
+      const auto v = to_int(m[group].str(), 0, hi);
+      if (!v) fail(line, std::string("expected a ") + what + " from 0 to " + std::to_string(hi) + ", got '" + m[group].str() + "'");
+      return *v;
+    };
     NcclTestsRank k;
-    k.rank = std::stoi(m[1].str());
-    k.group = m[2].matched ? std::stoi(m[2].str()) : -1;
-    k.pid = std::stoll(m[3].str());
+    k.rank = static_cast<int>(integer(1, kMaxRanks - 1, "rank"));
+    k.group = m[2].matched ? static_cast<int>(integer(2, kMaxRanks - 1, "group")) : -1;
+    k.pid = integer(3, std::numeric_limits<std::int64_t>::max(), "pid");
     k.host = m[4].str();
-    k.device = std::stoi(m[5].str());
+    k.device = static_cast<int>(integer(5, kMaxRanks - 1, "device"));
     k.bus_id = m[6].str();
     k.name = trim(m[7].str());
-    for (const auto& o : cur->ranks)
-      if (o.rank == k.rank)
+    if (!ranks_seen.insert(k.rank).second)
         fail(line, "rank " + std::to_string(k.rank) +
                        " is listed twice: each process ran its own test (an nccl-tests binary built without MPI=1 "
                        "started by mpirun?); such a log does not measure one communicator");
@@ -193,10 +231,13 @@ struct Parser {
     if (static_cast<int>(t.size()) < l.needed)
       fail(line, "expected at least " + std::to_string(l.needed) + " columns as in the header on line " +
                      std::to_string(header_line) + ", got " + std::to_string(t.size()) + ": '" + trim(raw) + "'");
-    auto number = [&](int idx, const char* what) {
+    // Plausible ranges (docs/nccl-tests-import.md): sizes up to 2^50 bytes, times up to 10^9 us per call,
+    // bandwidths up to 10^5 GB/s (100x the fastest NVLink); beyond them the log is not a real measurement.
+    auto number = [&](int idx, const char* what, double max) {
       const std::string& s = t[static_cast<std::size_t>(idx)];
       auto v = to_number(s);
       if (!v || *v < 0) fail(line, std::string("expected a non-negative number for ") + what + ", got '" + s + "'");
+      if (*v > max) fail(line, std::string("expected ") + what + " at most " + fmt_limit(max) + ", got '" + s + "'");
       return *v;
     };
     auto wrong = [&](int idx) -> std::optional<double> {
@@ -204,31 +245,32 @@ struct Parser {
       const std::string& s = t[static_cast<std::size_t>(idx)];
       if (s == "N/A") return std::nullopt;
       auto v = to_number(s);
-      if (!v) fail(line, "expected a number or N/A in the #wrong/error column, got '" + s + "'");
+      if (!v || *v < 0 || *v > 1e18) fail(line, "expected a count from 0 to 1e18 or N/A in the #wrong/error column, got '" + s + "'");
       return *v;
     };
     NcclTestsRow r;
     r.line = line;
-    r.bytes = number(l.size, "size");
-    r.count = number(l.count, "count");
+    r.bytes = number(l.size, "size", kMaxBytes);
+    r.count = number(l.count, "count", kMaxBytes);
     r.type = t[static_cast<std::size_t>(l.type)];
     if (l.redop >= 0) r.redop = t[static_cast<std::size_t>(l.redop)];
     if (l.root >= 0) {
-      auto v = to_number(t[static_cast<std::size_t>(l.root)]);
-      if (!v) fail(line, "expected an integer root, got '" + t[static_cast<std::size_t>(l.root)] + "'");
+      const std::string& root = t[static_cast<std::size_t>(l.root)];
+      auto v = root == "-1" ? std::optional<std::int64_t>(-1) : to_int(root, 0, kMaxRanks - 1);
+      if (!v) fail(line, "expected a root rank from -1 to " + std::to_string(kMaxRanks - 1) + ", got '" + root + "'");
       r.root = static_cast<int>(*v);
     }
     const auto& g0 = l.groups[0];
-    r.time_us = number(g0.time, "time");
-    r.algbw_GBps = number(g0.algbw, "algbw");
-    r.busbw_GBps = number(g0.busbw, "busbw");
+    r.time_us = number(g0.time, "time", kMaxTimeUs);
+    r.algbw_GBps = number(g0.algbw, "algbw", kMaxGBps);
+    r.busbw_GBps = number(g0.busbw, "busbw", kMaxGBps);
     r.wrong = wrong(g0.wrong);
     if (l.groups.size() > 1) {
       const auto& g1 = l.groups[1];
       r.has_in_place = true;
-      r.ip_time_us = number(g1.time, "in-place time");
-      r.ip_algbw_GBps = number(g1.algbw, "in-place algbw");
-      r.ip_busbw_GBps = number(g1.busbw, "in-place busbw");
+      r.ip_time_us = number(g1.time, "in-place time", kMaxTimeUs);
+      r.ip_algbw_GBps = number(g1.algbw, "in-place algbw", kMaxGBps);
+      r.ip_busbw_GBps = number(g1.busbw, "in-place busbw", kMaxGBps);
       r.ip_wrong = wrong(g1.wrong);
     }
     cur->rows.push_back(r);
@@ -251,19 +293,20 @@ struct Parser {
       const auto colon = body.find(':');
       const auto t = split_ws(body.substr(colon + 1));
       if (!t.empty()) {
-        if (auto v = to_number(t[0])) cur->out_of_bounds = static_cast<int>(*v);
+        if (auto v = to_int(t[0], 0, std::numeric_limits<int>::max())) cur->out_of_bounds = static_cast<int>(*v);
       }
     } else if (body.rfind("Avg bus bandwidth", 0) == 0 && cur) {
       const auto t = split_ws(body.substr(body.find(':') + 1));
-      if (t.empty() || !to_number(t[0])) fail(line, "unreadable average bus bandwidth: " + raw);
+      if (t.empty() || !to_number(t[0]) || *to_number(t[0]) < 0 || *to_number(t[0]) > kMaxGBps)
+        fail(line, "unreadable average bus bandwidth (expected 0 to 1e5 GB/s): " + raw);
       cur->avg_busbw_GBps = *to_number(t[0]);
       cur->complete = true;
       layout.reset();
-      context.clear();
+      context_program.reset();
     } else {
       const auto t = split_ws(body);
       if (!is_column_header(t)) {
-        if ((!cur || cur->complete) && body.rfind("Collective test concluded", 0) != 0) context.emplace_back(line, body);
+        if ((!cur || cur->complete) && body.rfind("Collective test concluded", 0) != 0) note_context(line, body);
       } else {
         if (!cur) fail(line, "column header without a preceding '# nThread ...' line (is the start of the log missing?)");
         layout = layout_of(t);
@@ -283,7 +326,7 @@ struct Parser {
     if (cur && (s.find("Test failure") != std::string::npos || s.find("Test CUDA failure") != std::string::npos ||
                 s.find("Test NCCL failure") != std::string::npos))
       fail(line, "nccl-tests reported a failure: '" + s + "'");
-    if (!cur || cur->complete) context.emplace_back(line, s);
+    if (!cur || cur->complete) note_context(line, s);
   }
 
   void parse(std::string_view text) {
@@ -291,12 +334,18 @@ struct Parser {
     std::size_t pos = 0;
     while (pos <= text.size()) {
       const std::size_t nl = text.find('\n', pos);
-      std::string raw(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+      const std::size_t len = (nl == std::string_view::npos ? text.size() : nl) - pos;
+      if (len > kMaxLineBytes)
+        fail(line + 1, "line is " + std::to_string(len) + " bytes long; nccl-tests lines are short (at most " +
+                           std::to_string(kMaxLineBytes) + " bytes are read): is this an nccl-tests log?");
+      std::string raw(text.substr(pos, len));
       if (!raw.empty() && raw.back() == '\r') raw.pop_back();
       // Output tags of launchers: Open MPI --tag-output "[1,0]<stdout>:", srun --label " 0: ".
       static const std::regex tag(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
       std::smatch m;
-      if (std::regex_search(raw, m, tag)) raw = m.suffix().str();
+      const auto lead = raw.find_first_not_of(' ');
+      const bool may_be_tagged = lead != std::string::npos && (raw[lead] == '[' || (raw[lead] >= '0' && raw[lead] <= '9'));
+      if (may_be_tagged && std::regex_search(raw, m, tag)) raw = m.suffix().str();
       ++line;
       const std::string s = trim(raw);
       if (!s.empty() && s[0] == '#') {
@@ -343,7 +392,7 @@ std::optional<std::string> op_of_nccl_tests_program(std::string_view program) {
 Expected<std::vector<NcclTestsRun>> parse_nccl_tests_log(std::string_view text, std::string source,
                                                          const NcclTestsOptions& options) {
   return catch_errors([&]() -> std::vector<NcclTestsRun> {
-    Parser p{source, options, {}, {}, {}, 0, {}, {}, 0, {}};
+    Parser p{source, options, {}, {}, {}, 0, {}, {}, 0, {}, {}};
     p.parse(text);
     for (auto& r : p.runs) {
       if (options.op) {

@@ -35,14 +35,16 @@ CollRow read_coll_row(const JsonCursor& c) {
   c.expect_keys({"bytes", "count", "count_per_call", "time_us", "time_us_min", "time_us_p90", "algbw_GBps",
                  "busbw_GBps", "iters", "reps", "host_launch_us", "wrong"});
   CollRow r;
-  r.bytes = c.at("bytes").as_positive_number();
-  r.count = c.at("count").as_nonnegative_number();
-  r.count_per_call = c.find("count_per_call") ? c.at("count_per_call").as_nonnegative_number() : r.count;
-  r.time_us = c.at("time_us").as_positive_number();
+  // Plausible ranges as for nccl-tests logs (docs/plausible-ranges.md): sizes up to 2^50 bytes, times
+  // from 1 ns to 1e9 us per call, bandwidths up to 1e5 GB/s; a fit on 1e-300 us rows gave infinities.
+  r.bytes = c.at("bytes").as_number_in(1.0, 1125899906842624.0);
+  r.count = c.at("count").as_number_in(0.0, 1125899906842624.0);
+  r.count_per_call = c.find("count_per_call") ? c.at("count_per_call").as_number_in(0.0, 1125899906842624.0) : r.count;
+  r.time_us = c.at("time_us").as_number_in(1e-3, 1e9);
   r.time_us_min = opt_number(c, "time_us_min", true);
   r.time_us_p90 = opt_number(c, "time_us_p90", true);
-  r.algbw_GBps = c.at("algbw_GBps").as_nonnegative_number();
-  r.busbw_GBps = c.at("busbw_GBps").as_nonnegative_number();
+  r.algbw_GBps = c.at("algbw_GBps").as_number_in(0.0, 1e5);
+  r.busbw_GBps = c.at("busbw_GBps").as_number_in(0.0, 1e5);
   r.iters = opt_int(c, "iters");
   r.reps = opt_int(c, "reps");
   r.host_launch_us = opt_number(c, "host_launch_us", false);
@@ -73,14 +75,14 @@ CollEntry read_coll_entry(const JsonCursor& c) {
   const auto ranks = c.at("ranks");
   std::set<std::int64_t> seen;
   for (const auto& r : ranks.items()) {
-    const auto v = r.as_nonnegative_int();
+    const auto v = r.as_int_in(0, 1 << 24);  // checked before narrowing to int
     if (!seen.insert(v).second) r.fail("rank " + std::to_string(v) + " is listed twice");
     e.ranks.push_back(static_cast<int>(v));
   }
   if (static_cast<int>(e.ranks.size()) != e.nranks)
     ranks.fail("expected " + std::to_string(e.nranks) + " ranks (nranks), got " + std::to_string(e.ranks.size()));
   if (e.op == "sendrecv_pair") {
-    const auto src = c.at("src").as_nonnegative_int(), dst = c.at("dst").as_nonnegative_int();
+    const auto src = c.at("src").as_int_in(0, 1 << 24), dst = c.at("dst").as_int_in(0, 1 << 24);
     if (src == dst) c.at("dst").fail("expected a rank other than src");
     if (src >= e.nranks || dst >= e.nranks) c.fail("src and dst must be ranks below nranks");
     e.src = static_cast<int>(src);
@@ -90,7 +92,7 @@ CollEntry read_coll_entry(const JsonCursor& c) {
   }
   e.dtype = c.get_string("dtype", "float");
   e.redop = c.get_string("redop", "none");
-  e.root = static_cast<int>(c.get_int("root", -1));
+  if (auto root = c.find("root")) e.root = static_cast<int>(root->as_int_in(-1, 1 << 24));
   e.in_place = c.get_bool("in_place", false);
   e.impl = c.get_string("impl", "");
   e.check = c.get_string("check", "passed");
@@ -102,7 +104,7 @@ CollEntry read_coll_entry(const JsonCursor& c) {
   e.source = c.get_string("source", "");
   e.nodes = opt_int(c, "nodes");
   e.gpus_per_node = opt_int(c, "gpus_per_node");
-  if (e.nodes && e.gpus_per_node && *e.nodes * *e.gpus_per_node != e.nranks)
+  if (e.nodes && e.gpus_per_node && std::int64_t{*e.nodes} * *e.gpus_per_node != e.nranks)
     c.fail("nodes x gpus_per_node (" + std::to_string(*e.nodes) + " x " + std::to_string(*e.gpus_per_node) +
            ") must equal nranks (" + std::to_string(e.nranks) + ")");
   if (auto nt = c.find("nccl_tests")) {
@@ -121,9 +123,10 @@ GemmRow read_gemm_row(const JsonCursor& c) {
   g.dtype = c.at("dtype").as_enum({"bf16", "fp16", "tf32", "fp32", "fp8_e4m3"});
   g.transa = c.at("transa").as_enum({"N", "T"})[0];
   g.transb = c.at("transb").as_enum({"N", "T"})[0];
-  g.m = c.at("m").as_positive_int();
-  g.n = c.at("n").as_positive_int();
-  g.k = c.at("k").as_positive_int();
+  // Up to 2^20 each, so 2*m*n*k stays inside 64 bits (docs/plausible-ranges.md).
+  g.m = c.at("m").as_int_in(1, 1 << 20);
+  g.n = c.at("n").as_int_in(1, 1 << 20);
+  g.k = c.at("k").as_int_in(1, 1 << 20);
   g.label = c.get_string("label", "");
   if (auto e = c.find("error")) g.error = e->as_string();
   g.time_us = opt_time(c, "time_us");

@@ -113,7 +113,7 @@ Json to_json(const Profile& p) {
 }
 
 Expected<bool> write_profile(const Profile& profile, const std::filesystem::path& file) {
-  return write_file_atomic(file, to_json(profile).dump(2) + "\n");
+  return write_file_atomic(file, dump_json(to_json(profile)) + "\n");
 }
 
 int merge_into(Profile& base, const Profile& extra) {

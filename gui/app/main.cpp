@@ -3,15 +3,14 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QEventLoop>
-#include <QPainter>
 #include <QScreen>
-#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "scalescope/gui/chart_export.hpp"
 #include "scalescope/gui/error_reporter.hpp"
 #include "scalescope/gui/main_window.hpp"
 #include "scalescope/gui/planner_tab.hpp"
@@ -81,26 +80,17 @@ int main(int argc, char** argv) {
     }
     const QString file = parser.value(shot);
     bool ok = false;
+    QString why;
     if (real_window && !file.endsWith(".svg", Qt::CaseInsensitive)) {
       const QRect g = w.frameGeometry();
       QScreen* screen = w.screen();
-      ok = screen != nullptr && screen->grabWindow(0, g.x(), g.y(), g.width(), g.height()).save(file);
-    } else if (file.endsWith(".svg", Qt::CaseInsensitive)) {
-      QSvgGenerator gen;
-      gen.setFileName(file);
-      gen.setSize(w.size());
-      gen.setViewBox(QRect(QPoint(0, 0), w.size()));
-      QPainter painter;
-      ok = painter.begin(&gen);
-      if (ok) {
-        w.render(&painter);
-        painter.end();
-      }
+      ok = screen != nullptr && scalescope::gui::save_pixmap(screen->grabWindow(0, g.x(), g.y(), g.width(), g.height()),
+                                                             file, &why);
     } else {
-      ok = w.grab().save(file);
+      ok = scalescope::gui::export_widget(&w, file, &why);
     }
     if (!ok) {
-      std::fprintf(stderr, "scalescope-gui: error: cannot write %s\n", qPrintable(file));
+      std::fprintf(stderr, "scalescope-gui: error: cannot write %s: %s\n", qPrintable(file), qPrintable(why));
       return 1;
     }
     std::fprintf(stderr, "scalescope-gui: wrote %s (tab %s)\n", qPrintable(file), qPrintable(name));

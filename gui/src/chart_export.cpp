@@ -3,36 +3,62 @@
 
 #include <QAbstractItemModel>
 #include <QAction>
+#include <QBuffer>
+#include <QFileInfo>
 #include <QFileDialog>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QWidget>
+#include <string_view>
 
 #include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/sim/file_io.hpp"
 
 namespace scalescope::gui {
 
+namespace {
+
+bool write_bytes(const QByteArray& bytes, const QString& file, QString* why) {
+  auto ok = write_file_atomic(file.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  if (!ok && why != nullptr) *why = QString::fromStdString(ok.error().str());
+  return static_cast<bool>(ok);
+}
+
+}  // namespace
+
+bool save_pixmap(const QPixmap& pixmap, const QString& file, QString* why) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  const QString suffix = QFileInfo(file).suffix().toLower();
+  const QByteArray format = suffix.isEmpty() ? QByteArray("png") : suffix.toLatin1();
+  if (pixmap.isNull() || !pixmap.save(&buffer, format.constData())) {
+    if (why != nullptr) *why = "cannot encode " + file + " as " + QString::fromLatin1(format);
+    return false;
+  }
+  return write_bytes(bytes, file, why);
+}
+
 bool export_widget(QWidget* w, const QString& file, QString* why) {
   if (file.endsWith(".svg", Qt::CaseInsensitive)) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
     QSvgGenerator gen;
-    gen.setFileName(file);
+    gen.setOutputDevice(&buffer);
     gen.setSize(w->size());
     gen.setViewBox(QRect(QPoint(0, 0), w->size()));
     gen.setTitle("scalescope");
     QPainter painter;
     if (!painter.begin(&gen)) {
-      if (why != nullptr) *why = "cannot write " + file + " (SVG)";
+      if (why != nullptr) *why = "cannot render " + file + " (SVG)";
       return false;
     }
     w->render(&painter);
     painter.end();
-    return true;
+    return write_bytes(bytes, file, why);
   }
-  if (!w->grab().save(file)) {
-    if (why != nullptr) *why = "cannot write " + file + " (PNG)";
-    return false;
-  }
-  return true;
+  return save_pixmap(w->grab(), file, why);
 }
 
 void install_export_menu(QWidget* w, const QString& default_name, ErrorReporter* errors) {

@@ -4,12 +4,10 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QEventLoop>
-#include <QFile>
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTextStream>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QFutureWatcher>
 
@@ -21,6 +19,7 @@
 #include "scalescope/gui/simulation_tab.hpp"
 #include "scalescope/gui/whatif_tab.hpp"
 #include "scalescope/gui/workload_tab.hpp"
+#include "scalescope/sim/file_io.hpp"
 
 namespace scalescope::gui {
 
@@ -204,12 +203,12 @@ bool MainWindow::export_current(const QString& file) {
 
 bool MainWindow::export_scaling_csv(const QString& file) {
   ensure_scaling_loaded();
-  QFile f(file);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-    errors_->report("Cannot export", "cannot write " + file + ": " + f.errorString());
+  const QByteArray csv = scaling_->model()->to_csv().toUtf8();
+  auto ok = write_file_atomic(file.toStdString(), std::string_view(csv.constData(), static_cast<std::size_t>(csv.size())));
+  if (!ok) {
+    errors_->report("Cannot export", QString::fromStdString(ok.error().str()));
     return false;
   }
-  QTextStream(&f) << scaling_->model()->to_csv();
   return true;
 }
 

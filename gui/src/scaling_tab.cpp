@@ -23,6 +23,8 @@
 
 #include "scalescope/gui/chart_export.hpp"
 #include "scalescope/gui/scaling_fit_chart.hpp"
+#include "scalescope/models/stack_profile.hpp"
+#include "scalescope/planner/measured_pricing.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::gui {
@@ -54,7 +56,7 @@ std::vector<MeasuredPoint> load_measured_dir(const std::filesystem::path& dir, s
   std::vector<std::filesystem::path> files;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".json") files.push_back(e.path());
+    if (e.path().extension() == ".json" && e.path().filename() != planner::kMeasuredPricingFile) files.push_back(e.path());
   }
   if (ec && errors != nullptr) errors->push_back(input_error(dir.string(), "", "cannot list the folder: " + ec.message()));
   std::sort(files.begin(), files.end());
@@ -232,7 +234,8 @@ void ScalingTab::reload(const std::string& calibration) {
       continue;
     }
     if (eager && in->compute) {
-      in->compute->set_framework(models::KernelFramework::pytorch_eager);
+      static const auto eager_stack = models::load_stack("pytorch-eager");
+      if (eager_stack) in->compute->set_stack(*eager_stack);
       in->compute->set_host_cost(host);
     }
     auto pred = predict(*in, "analytical", false);

@@ -52,12 +52,12 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     s.model = c.get_string("model");
     s.plan = models::plan_from_json(c.at("plan").json(), file).take_or_throw();
     s.cluster = c.get_string("cluster");
-    s.nodes = static_cast<int>(c.get_int("nodes", 0));
-    if (s.nodes < 0) c.at("nodes").fail("expected a non-negative integer, got " + std::to_string(s.nodes));
+    if (auto n = c.find("nodes")) s.nodes = static_cast<int>(n->as_int_in(0, 1 << 20));  // checked before narrowing
     s.calibration = c.get_string("calibration", "");
     if (auto f = c.find("fidelity")) s.fidelity = f->as_enum({"analytical", "flow"});
-    if (auto f = c.find("nvlink_scale")) s.nvlink_scale = f->as_positive_number();
-    if (auto f = c.find("nic_scale")) s.nic_scale = f->as_positive_number();
+    // What-if factors: the sliders' range is far inside this (docs/plausible-ranges.md).
+    if (auto f = c.find("nvlink_scale")) s.nvlink_scale = f->as_number_in(1e-3, 1e3);
+    if (auto f = c.find("nic_scale")) s.nic_scale = f->as_number_in(1e-3, 1e3);
     if (auto f = c.find("interference")) s.interference = f->as_bool();
     s.tab = c.get_string("tab", "");
     return s;
@@ -71,7 +71,7 @@ Expected<Session> load_session(const std::filesystem::path& file) {
 }
 
 Expected<bool> save_session(const Session& s, const std::filesystem::path& file) {
-  return write_file_atomic(file, session_to_json(s).dump(2) + "\n");
+  return write_file_atomic(file, dump_json(session_to_json(s)) + "\n");
 }
 
 std::filesystem::path cluster_file(const std::string& name_or_path) {
@@ -86,7 +86,7 @@ namespace {
 void scale_links(Json& links, const std::string& kind, double f) {
   if (!links.is_array()) return;
   for (auto& l : links) {
-    if (!l.is_object() || l.value("kind", std::string()) != kind) continue;
+    if (!l.is_object() || !l.contains("kind") || l["kind"] != kind) continue;  // no get<> on a wrong type
     for (const char* key : {"bandwidth_GBps", "per_link_GBps"}) {
       if (l.contains(key) && l[key].is_number()) l[key] = l[key].get<double>() * f;
     }

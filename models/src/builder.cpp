@@ -436,7 +436,8 @@ void RankEmitter::emit() {
     last_sync_ = t;
   }
   const double shard = (p.zero >= 1 && p.dp * p.cp > 1) ? static_cast<double>(p.dp * p.cp) : 1.0;
-  const PhaseCost opt = optimizer_cost(c_.stage_params[static_cast<std::size_t>(stage_)] / shard, p.precision, *c_.compute);
+  const PhaseCost opt = optimizer_cost(c_.stage_params[static_cast<std::size_t>(stage_)] / shard, *c_.spec, p, *c_.compute,
+                                       c_.options.costs);
   const TaskId step = compute(TaskCategory::optimizer, "optimizer step", opt, lab, last_sync_);
   if ((p.zero == 1 || p.zero == 2) && p.dp * p.cp > 1 && c_.gather_buckets.empty()) {
     const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);

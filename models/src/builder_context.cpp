@@ -1,11 +1,13 @@
 // build_task_graph: checks the plan, prices the pieces once, and emits every (or one representative
 // pipeline of) rank(s) into a task graph.
 #include <algorithm>
+#include <cmath>
 
 #include "builder_impl.hpp"
 #include "scalescope/models/builder.hpp"
 #include "scalescope/models/pipeline_layout.hpp"
 #include "scalescope/models/plan_costs.hpp"
+#include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
 
@@ -35,8 +37,9 @@ std::vector<std::vector<detail::BuildContext::GatherBucket>> gather_buckets(cons
 
 }  // namespace
 
-Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, const Cluster& cluster,
+Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan, const Cluster& cluster,
                                      const ComputeModel& compute, const BuildOptions& options) {
+  const ModelSpec spec = with_plan_seq(spec_in, plan);
   if (auto check = validate(plan, spec, cluster.num_gpus()); !check) return check.error();
   if (plan.fp8() && !cluster.gpu_spec().peak.fp8) {
     return input_error("plan", "precision", "precision=fp8 needs FP8 tensor cores; the cluster's GPU '" +
@@ -62,14 +65,17 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, co
   c.cp_blocks = std::move(pieces.cp.blocks);
   c.cp_exchange = pieces.cp.exchange;
   c.act_bytes = static_cast<double>(plan.mbs) * (spec.seq_len / plan.cp) * spec.hidden * 2.0;
-  c.residual_bytes = c.act_bytes;
-  // Eager PyTorch keeps its residual stream as it is (fp32 under autocast; validation/harness/parallel.py):
-  // PP sends it, and the TP collectives of the column-parallel inputs and the embedding output carry it
-  // (torch.profiler on H200: the backward all-reduces of TP=2 llama-1b are f32, the forward ones bf16).
-  if (compute.framework() == KernelFramework::pytorch_eager) c.residual_bytes *= eager_residual_bytes(plan) / 2.0;
+  // The stack says how wide its residual stream is (eager PyTorch under autocast keeps it fp32;
+  // validation/harness/parallel.py): PP sends it, and the TP collectives of the column-parallel inputs and the
+  // embedding output carry it (torch.profiler on H200: the backward all-reduces of TP=2 llama-1b are f32).
+  const StackProfile& stack = compute.stack_for(spec, plan);
+  const std::vector<double> sym = stack.bind(spec, plan, options.costs.flash_attention, options.costs.dropout,
+                                             options.costs.vocab_multiple);
+  const double residual = stack.residual_bytes.eval(sym);
+  c.residual_bytes = c.act_bytes * (std::isfinite(residual) && residual > 0.0 ? residual : 2.0) / 2.0;
   c.pp_bytes = plan.sp ? c.residual_bytes / plan.tp : c.residual_bytes;
   c.grad_elem = grad_bytes_per_element(plan);
-  c.fsdp2 = compute.framework() == KernelFramework::pytorch_eager && plan.zero >= 2 && plan.dp > 1;
+  c.fsdp2 = stack.fsdp2.eval(sym) != 0.0;
   const int vm = options.costs.vocab_multiple;
   const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm);
   const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm);
@@ -81,13 +87,13 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec, const Plan& plan, co
   }
   c.tie_bytes = static_cast<double>(padded_vocab(spec.vocab, plan.tp, vm) / plan.tp) * spec.hidden * c.grad_elem;
   c.bucket_bytes = plan.bucket_MB * 1024.0 * 1024.0;
-  c.dist_opt = plan.zero == 1 && compute.framework() != KernelFramework::pytorch_eager;
+  c.dist_opt = plan.zero == 1 && stack.distributed_optimizer;
   c.param_gather_elem = param_gather_bytes_per_element(plan);
   if (c.dist_opt && plan.overlap_param_gather && plan.dp * plan.cp > 1) c.gather_buckets = gather_buckets(c);
   for (int s = 0; s < plan.pp; ++s) c.order.push_back(pipeline_order(plan.schedule, plan.pp, plan.vpp, s, c.m));
-  // Eager PyTorch runs the interleaved schedule with torch.distributed.pipelining (validation/harness).
+  // A stack that pipelines with torch.distributed.pipelining (validation/harness) runs its interleaved program.
   // validate() has made m a multiple of pp, which is what torch needs too.
-  if (compute.framework() == KernelFramework::pytorch_eager && plan.schedule == Schedule::interleaved && plan.pp > 1) {
+  if (stack.torch_pipelining && plan.schedule == Schedule::interleaved && plan.pp > 1) {
     c.torch_program = torch_interleaved_program(plan.pp, plan.vpp, c.m);
   }
 

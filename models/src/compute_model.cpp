@@ -2,6 +2,7 @@
 // memory-bound kernels and launch overhead (equations in compute_model.hpp).
 #include "scalescope/models/compute_model.hpp"
 
+#include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/statistics.hpp"
 
 #include <algorithm>
@@ -18,15 +19,6 @@ std::string_view to_string(Provenance p) {
     case Provenance::assumed: return "assumed";
   }
   return "?";
-}
-
-std::string_view to_string(KernelFramework f) { return f == KernelFramework::fused ? "fused" : "pytorch-eager"; }
-
-Expected<KernelFramework> parse_framework(std::string_view name) {
-  if (name == "fused" || name == "megatron") return KernelFramework::fused;
-  if (name == "pytorch-eager" || name == "pytorch-eager-autocast") return KernelFramework::pytorch_eager;
-  return input_error("--framework", "", "expected fused, megatron, pytorch-eager or pytorch-eager-autocast, got '" +
-                                            std::string(name) + "'");
 }
 
 double AttentionShape::forward_flops() const {
@@ -67,6 +59,7 @@ Expected<ComputeModel> ComputeModel::datasheet(const GpuSpec& gpu, const Compute
   }
   ComputeModel m;
   m.gpu_name_ = gpu.model;
+  m.cluster_gpu_ = gpu.model;
   m.peak_ = gpu.peak;
   m.hbm_datasheet_ = gpu.hbm_bandwidth;
   m.assume_ = a;
@@ -259,10 +252,22 @@ KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, F
   return c;
 }
 
-void ComputeModel::set_eager_bandwidth_factor(double factor, std::string source) {
-  assert(factor > 0.0 && "eager bandwidth factor must be positive");
-  eager_factor_ = factor;
-  eager_factor_source_ = std::move(source);
+const std::shared_ptr<const StackProfile>& ComputeModel::stack() const {
+  static const std::shared_ptr<const StackProfile> fused = default_stack();
+  return stacks_.empty() ? fused : stacks_.front();
+}
+
+const StackProfile& ComputeModel::stack_for(const ModelSpec& spec, const Plan& plan) const {
+  for (const auto& s : stacks_)
+    if (s->applies_to(spec, plan)) return *s;
+  return *stack();
+}
+
+bool ComputeModel::has_stack_for(const ModelSpec& spec, const Plan& plan) const {
+  if (stacks_.empty()) return true;
+  for (const auto& s : stacks_)
+    if (s->applies_to(spec, plan)) return true;
+  return false;
 }
 
 BytesPerSecond ComputeModel::elementwise_bw_at(Bytes bytes) const {
@@ -278,9 +283,10 @@ BytesPerSecond ComputeModel::elementwise_bw_at(Bytes bytes) const {
   return BytesPerSecond(bw * scale);
 }
 
-KernelCost ComputeModel::eager_memory_bound(Bytes bytes) const {
-  const Provenance p = eager_factor_source_.empty() ? elementwise_prov_ : weaker(elementwise_prov_, Provenance::fitted);
-  const Seconds t = bytes / (elementwise_bw_at(bytes) * eager_factor_);
+KernelCost ComputeModel::memory_bound(Bytes bytes, double factor, bool fitted) const {
+  assert(factor > 0.0 && "memory_bound: the bandwidth factor must be positive");
+  const Provenance p = fitted ? weaker(elementwise_prov_, Provenance::fitted) : elementwise_prov_;
+  const Seconds t = bytes / (elementwise_bw_at(bytes) * factor);
   return KernelCost{t, p, curves_.memory(t)};
 }
 
@@ -290,7 +296,7 @@ KernelCost ComputeModel::memory_bound(Bytes bytes) const {
 }
 
 std::vector<SourcedValue> ComputeModel::inputs() const {
-  const std::string sheet = "cluster GPU '" + gpu_name_ + "' datasheet";
+  const std::string sheet = "cluster GPU '" + cluster_gpu_ + "' datasheet";
   std::vector<SourcedValue> out;
   out.push_back({"peak_bf16", peak("bf16").value / 1e12, "TFLOP/s", Provenance::datasheet, sheet});
   out.push_back({"hbm_bandwidth_datasheet", to_GBps(hbm_datasheet_), "GB/s", Provenance::datasheet, sheet});
@@ -338,14 +344,16 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                    "bandwidth for its size (log-log interpolation): 10 MB kernels " + percent(1e7) + "%, 100 MB " +
                    percent(1e8) + "% of the bandwidth above"});
   }
-  if (framework_ == KernelFramework::pytorch_eager) {
-    out.push_back({"framework_pytorch_eager", 1.0, "flag", Provenance::assumed,
-                   "memory-bound kernels from the hand-counted eager byte table (layer_costs.hpp)"});
-    out.push_back({"eager_bandwidth_factor", eager_factor_, "fraction of elementwise bandwidth",
-                   eager_factor_source_.empty() ? Provenance::assumed : Provenance::fitted,
-                   !eager_factor_source_.empty() ? eager_factor_source_
-                   : eager_factor_ == 1.0       ? "1: the byte table at the elementwise bandwidth, nothing fitted"
-                                                : "given (--eager-bandwidth-factor) without a stated source"});
+  const StackProfile& st = *stack();
+  out.push_back({"stack", 1.0, "flag", st.trace ? Provenance::measured : Provenance::assumed,
+                 st.name + " (" + st.source + ")" + (st.trace ? ": kernels measured in " + st.trace->file +
+                                                                    (st.trace->gpu.empty() ? "" : " on " + st.trace->gpu)
+                                                              : ": kernel list counted by hand")});
+  if (st.memory_bandwidth_factor != 1.0 || !st.memory_bandwidth_factor_source.empty()) {
+    out.push_back({"memory_bandwidth_factor", st.memory_bandwidth_factor, "fraction of elementwise bandwidth",
+                   st.memory_bandwidth_factor_source.empty() ? Provenance::assumed : Provenance::fitted,
+                   st.memory_bandwidth_factor_source.empty() ? "given without a stated source"
+                                                             : st.memory_bandwidth_factor_source});
   }
   out.push_back({"launch_overhead", to_us(launch_.time), "us", launch_.provenance,
                  launch_.provenance == Provenance::measured ? profile_source_

@@ -51,10 +51,14 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         if (!t || t->json().is_null()) continue;
         GemmSample g;
         g.dtype = row.get_string("dtype");
-        g.m = row.get_positive_int("m");
-        g.n = row.get_positive_int("n");
-        g.k = row.get_positive_int("k");
-        g.time = microseconds(t->as_positive_number());
+        g.m = row.at("m").as_int_in(1, 1 << 20);  // 2*m*n*k inside 64 bits
+        g.n = row.at("n").as_int_in(1, 1 << 20);
+        g.k = row.at("k").as_int_in(1, 1 << 20);
+        g.time = microseconds(t->as_number_in(1e-3, 1e9));
+        // The rate a row implies stays below 1e6 TFLOP/s (1000x any GPU; docs/plausible-ranges.md).
+        if (2.0 * static_cast<double>(g.m) * g.n * g.k / g.time.value > 1e18)
+          t->fail("implies more than 1e6 TFLOP/s for " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                  std::to_string(g.k));
         p.gemms.push_back(std::move(g));
       }
     }
@@ -62,7 +66,7 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
       auto number = [&](std::string_view key) -> std::optional<double> {
         auto c = mem->find(key);
         if (!c || c->json().is_null()) return std::nullopt;
-        return c->as_positive_number();
+        return c->as_number_in(1e-3, 1e6);  // GB/s and us: plausible ranges (docs/plausible-ranges.md)
       };
       if (auto bw = number("d2d_copy_GBps")) p.hbm_bandwidth = GBps(*bw);
       if (auto l = number("launch_overhead_us")) p.launch_overhead = microseconds(*l);
@@ -71,11 +75,12 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         for (const JsonCursor& row : rows->items()) {
           auto gb = row.find("GBps");
           if (!gb || gb->json().is_null()) continue;
-          const double bytes = row.at("bytes").as_positive_number();
-          p.elementwise_curve.emplace_back(Bytes(bytes), GBps(gb->as_positive_number()));
+          const double bytes = row.at("bytes").as_number_in(1.0, 1125899906842624.0);
+          const double rate = gb->as_number_in(1e-3, 1e6);
+          p.elementwise_curve.emplace_back(Bytes(bytes), GBps(rate));
           if (bytes > best_bytes) {
             best_bytes = bytes;
-            p.elementwise_bandwidth = GBps(gb->as_positive_number());
+            p.elementwise_bandwidth = GBps(rate);
           }
         }
         std::sort(p.elementwise_curve.begin(), p.elementwise_curve.end(),
@@ -88,15 +93,15 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
       for (const JsonCursor& row : att->at("rows").items()) {
         row.expect_keys({"label", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "fwd_s", "bwd_s"});
         AttentionSample a;
-        a.shape.batch = row.get_positive_int("batch");
-        a.shape.heads = row.get_positive_int("heads");
-        a.shape.kv_heads = row.get_positive_int("kv_heads");
-        a.shape.head_dim = row.get_positive_int("head_dim");
-        a.shape.seq = row.get_positive_int("seq");
+        a.shape.batch = row.at("batch").as_int_in(1, 1 << 24);
+        a.shape.heads = row.at("heads").as_int_in(1, 1 << 24);
+        a.shape.kv_heads = row.at("kv_heads").as_int_in(1, 1 << 24);
+        a.shape.head_dim = row.at("head_dim").as_int_in(1, 1 << 24);
+        a.shape.seq = row.at("seq").as_int_in(1, 1 << 24);
         a.shape.causal = row.at("causal").as_bool();
         a.dtype = row.at("dtype").as_enum({"bf16", "fp16", "fp8", "fp8_e4m3", "fp32"});
-        a.forward = Seconds(row.get_positive("fwd_s"));
-        a.backward = Seconds(row.get_positive("bwd_s"));
+        a.forward = Seconds(row.get_number_in("fwd_s", 1e-9, 1e3));
+        a.backward = Seconds(row.get_number_in("bwd_s", 1e-9, 1e3));
         if (a.shape.heads % a.shape.kv_heads != 0) row.at("kv_heads").fail("expected a divisor of heads");
         p.attention.push_back(std::move(a));
       }
@@ -113,13 +118,13 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
           x.compute = row.get_string("compute");
           x.kernel_class = row.at("class").as_enum({"gemm", "memory"});
           x.op = row.get_string("op");
-          x.compute_alone = Seconds(row.get_positive("compute_alone_us") * 1e-6);
+          x.compute_alone = Seconds(row.get_number_in("compute_alone_us", 1e-3, 1e9) * 1e-6);
           if (x.kernel_class == "gemm" && !parse_gemm_sizes(x.compute, x.m, x.n, x.k)) {
             row.at("compute").fail("expected a GEMM named 'DTYPE GEMM MxNxK' (e.g. \"bf16 GEMM 8192x4096x2048\")");
           }
           // A slowdown counts only when the other side ran for the whole timed window.
-          if (row.at("compute_covered").as_bool()) x.compute_slowdown = row.get_positive("compute_slowdown");
-          if (row.at("coll_covered").as_bool()) x.coll_slowdown = row.get_positive("coll_slowdown");
+          if (row.at("compute_covered").as_bool()) x.compute_slowdown = row.get_number_in("compute_slowdown", 1e-3, 1e3);
+          if (row.at("coll_covered").as_bool()) x.coll_slowdown = row.get_number_in("coll_slowdown", 1e-3, 1e3);
           p.interference.push_back(std::move(x));
         }
       }

@@ -24,7 +24,7 @@ void memory_kernel(PhaseCost& c, const ComputeModel& m, Bytes b) {
 CpLayerCost cp_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o) {
   CpLayerCost c;
   if (p.cp <= 1) return c;
-  const std::string& dt = o.attention_dtype.empty() ? o.dtype : o.attention_dtype;
+  const std::string& dt = o.attention_type();
   const double cp = p.cp, b = p.mbs, seq = s.seq_len, e = 2.0;
   const double t = b * seq / cp;  // tokens of the rank
   const double q = static_cast<double>(s.q_dim()) / p.tp, k = static_cast<double>(s.kv_dim()) / p.tp;

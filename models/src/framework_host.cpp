@@ -18,11 +18,27 @@ Seconds FrameworkHostCost::for_plan(const Plan& plan, int processes_on_host) con
   return best ? best->second : tensor_parallel;
 }
 
+namespace {
+
+/// Host time per layer and micro-batch: positive and at most 1 s (measured: 1.6-9.8 ms; plausible
+/// ranges in docs/plausible-ranges.md).
+double checked_host_seconds(const JsonCursor& c) {
+  const double v = c.as_positive_number();
+  if (v > 1.0) c.fail("expected seconds per layer and micro-batch in (0, 1], got " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path) {
   auto doc = read_json_file(path);
   if (!doc) return doc.error();
+  return framework_host_cost_from_json(*doc, path);
+}
+
+Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const std::string& path) {
   return catch_errors([&]() -> FrameworkHostCost {
-    JsonCursor root(*doc, path);
+    JsonCursor root(doc, path);
     root.expect_object();
     root.expect_keys({"schema", "framework", "gpu", "host", "method", "fitted_on", "per_layer_microbatch_s", "rows"});
     const std::string schema = root.get_string("schema");
@@ -34,8 +50,8 @@ Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path) {
     c.framework = root.get_string("framework", "");
     const JsonCursor per = root.at("per_layer_microbatch_s");
     per.expect_keys({"module", "tensor_parallel", "tensor_parallel_by_processes"});
-    c.module = Seconds(per.get_positive("module"));
-    c.tensor_parallel = Seconds(per.get_positive("tensor_parallel"));
+    c.module = Seconds(checked_host_seconds(per.at("module")));
+    c.tensor_parallel = Seconds(checked_host_seconds(per.at("tensor_parallel")));
     if (per.has("tensor_parallel_by_processes")) {
       for (const auto& [key, value] : per.at("tensor_parallel_by_processes").members()) {
         int processes = 0;
@@ -43,7 +59,7 @@ Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path) {
         if (ec != std::errc{} || end != key.data() + key.size() || processes < 1) {
           value.fail("expected a process count (an integer >= 1) as the key, got \"" + key + "\"");
         }
-        c.tensor_parallel_by_processes[processes] = Seconds(value.as_positive_number());
+        c.tensor_parallel_by_processes[processes] = Seconds(checked_host_seconds(value));
       }
     }
     return c;

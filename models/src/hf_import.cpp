@@ -25,7 +25,7 @@ int req_int(const JsonCursor& c, std::string_view key) {
 
 int opt_int(const JsonCursor& c, std::string_view key, int dflt) {
   auto v = present(c, key);
-  return v ? static_cast<int>(v->as_positive_int()) : dflt;
+  return v ? static_cast<int>(v->as_int_in(1, 1'000'000'000)) : dflt;  // range-checked before narrowing
 }
 
 bool opt_bool(const JsonCursor& c, std::string_view key, bool dflt) {

@@ -165,7 +165,6 @@ void check_model(const Flags& f, const ModelSpec& m) {
   same("--hidden-size", m.hidden, "hidden");
   same("--num-attention-heads", m.heads, "heads");
   same("--ffn-hidden-size", m.ffn_hidden, "ffn_hidden");
-  same("--seq-length", m.seq_len, "seq_len");
   if (f.has("--group-query-attention")) same("--num-query-groups", m.kv_heads, "kv_heads");
   // Switches are absent by default: compared only when the flags describe the model (--num-layers given).
   if (!f.has("--num-layers")) return;
@@ -243,6 +242,7 @@ std::string megatron_flag_of(std::string_view key) {
       {"fp8_recipe", "--fp8-recipe"}, {"fp8_params", "--fp8-param-gather"},
       {"first_stage_layers", "--decoder-first-pipeline-num-layers"},
       {"last_stage_layers", "--decoder-last-pipeline-num-layers"}, {"pp_layout", "--pipeline-model-parallel-layout"},
+      {"seq", "--seq-length"},
       {"dp", "--nnodes"}};
   auto it = flags.find(key);
   return it == flags.end() ? std::string() : it->second;
@@ -291,6 +291,7 @@ Expected<MegatronImport> plan_from_megatron(std::string_view in, const ModelSpec
     p.dp = world / (p.tp * p.cp * p.pp);
     out.world = world;
     p.mbs = f.integer("--micro-batch-size").value_or(1);
+    if (auto s = f.integer("--seq-length"); s && *s != m.seq_len) p.seq = *s;  // the plan's own sequence length
     p.gbs = f.integer("--global-batch-size").value_or(p.mbs * p.dp);
     p.sp = f.has("--sequence-parallel");
     if (f.has("--use-distributed-optimizer")) p.zero = 1;

@@ -14,7 +14,15 @@ std::string_view to_string(FfnKind k) { return k == FfnKind::gelu ? "gelu" : "sw
 std::string_view to_string(NormKind k) {
   return k == NormKind::layernorm ? "layernorm" : "rmsnorm";
 }
-std::string_view to_string(Positional p) { return p == Positional::rope ? "rope" : "learned"; }
+std::string_view to_string(Positional p) {
+  switch (p) {
+    case Positional::rope: return "rope";
+    case Positional::learned: return "learned";
+    case Positional::alibi: return "alibi";
+    case Positional::none: return "none";
+  }
+  return "rope";
+}
 
 namespace {
 
@@ -30,16 +38,22 @@ int to_int(const JsonCursor& c) {
 }
 
 void check_or_throw(const ModelSpec& s, const std::string& file) {
-  const auto positive = [&](const char* key, std::int64_t v) {
-    if (v <= 0) fail(file, key, "expected a positive integer, got " + std::to_string(v));
+  // Plausible ranges (docs/plausible-ranges.md): far above any published model, low enough that the
+  // exact counts stay inside 64-bit integers and the results inside what a double holds exactly.
+  const auto in_range = [&](const char* key, std::int64_t v, std::int64_t max) {
+    if (v <= 0 || v > max)
+      fail(file, key, "expected a positive integer at most " + std::to_string(max) + ", got " + std::to_string(v));
   };
-  positive("layers", s.layers);
-  positive("hidden", s.hidden);
-  positive("heads", s.heads);
-  positive("kv_heads", s.kv_heads);
-  positive("ffn_hidden", s.ffn_hidden);
-  positive("vocab", s.vocab);
-  positive("seq_len", s.seq_len);
+  in_range("layers", s.layers, kMaxModelLayers);
+  in_range("hidden", s.hidden, kMaxModelWidth);
+  in_range("heads", s.heads, kMaxModelHeads);
+  in_range("kv_heads", s.kv_heads, kMaxModelHeads);
+  in_range("ffn_hidden", s.ffn_hidden, kMaxModelWidth * 4);
+  in_range("vocab", s.vocab, kMaxModelVocab);
+  in_range("seq_len", s.seq_len, kMaxModelSeqLen);
+  if (s.head_dim > kMaxModelWidth)
+    fail(file, "head_dim", "expected a positive integer at most " + std::to_string(kMaxModelWidth) + ", got " +
+                               std::to_string(s.head_dim));
   if (s.head_dim < 0)
     fail(file, "head_dim", "expected a positive integer, got " + std::to_string(s.head_dim));
   if (s.kv_heads > s.heads || s.heads % s.kv_heads != 0) {
@@ -86,8 +100,9 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     s.seq_len = to_int(c.at("seq_len"));
     if (auto hd = c.find("head_dim")) s.head_dim = to_int(*hd);
     if (auto p = c.find("positional")) {
-      s.positional =
-          p->as_enum({"rope", "learned"}) == "rope" ? Positional::rope : Positional::learned;
+      const std::string v = p->as_enum({"rope", "learned", "alibi", "none"});
+      s.positional = v == "rope" ? Positional::rope : v == "learned" ? Positional::learned
+                   : v == "alibi" ? Positional::alibi : Positional::none;
     }
     if (auto qb = c.find("qkv_bias")) s.qkv_bias = qb->as_bool();
     s.source = c.get_string("source", "");

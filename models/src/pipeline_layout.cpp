@@ -85,16 +85,22 @@ Expected<std::vector<int>> parse_pp_layout(std::string_view layout) {
 
 std::vector<std::pair<int, int>> nearest_uneven_splits(int layers, int pp, int vpp, int count) {
   std::vector<std::pair<int, int>> out;
+  // Only F and L within kWindow chunks of the even share are tried (exact for models of up to ~1,000 layers:
+  // a pair outside scores worse than any inside), so a model of 10^9 layers costs milliseconds, not hours.
+  constexpr long long kWindow = 1024;
+  const long long share = pp > 0 ? layers / pp : 0, reach = kWindow * std::max(vpp, 1);
+  const int lo = static_cast<int>(std::max<long long>(vpp, (share - reach) / std::max(vpp, 1) * std::max(vpp, 1)));
+  const int hi = static_cast<int>(std::min<long long>(layers, share + reach));
   if (pp < 3 || layers <= 0 || vpp <= 0) {
-    if (pp == 2) {
-      for (int f = vpp; f < layers; f += vpp) {
+    if (pp == 2 && vpp > 0) {
+      for (int f = lo; f < layers && f <= hi; f += vpp) {
         if ((layers - f) % vpp == 0) out.push_back({f, layers - f});
       }
     }
   } else {
     const int middle = pp - 2;
-    for (int f = vpp; f < layers; f += vpp) {
-      for (int l = vpp; f + l < layers; l += vpp) {
+    for (int f = lo; f < layers && f <= hi; f += vpp) {
+      for (int l = lo; f + l < layers && l <= hi; l += vpp) {
         const int rest = layers - f - l;
         if (rest % middle == 0 && (rest / middle) % vpp == 0) out.push_back({f, l});
       }
@@ -116,17 +122,20 @@ std::string suggestions(const ModelSpec& m, const Plan& p) {
   for (auto [f, l] : nearest_uneven_splits(m.layers, p.pp, p.vpp)) {
     s += (s.empty() ? "" : " or ") + kv("first_stage_layers", f) + "," + kv("last_stage_layers", l);
   }
-  int below = p.pp - 1, above = p.pp + 1;
-  while (below > 1 && m.layers % (below * p.vpp) != 0) --below;
-  while (above <= m.layers && m.layers % (above * p.vpp) != 0) ++above;
-  if (below >= 1 && m.layers % (below * p.vpp) == 0) s += (s.empty() ? "" : " or ") + kv("pp", below);
-  if (above <= m.layers && m.layers % (above * p.vpp) == 0) s += " or " + kv("pp", above);
+  // The nearest pp below and above (within 4,096 stages) whose pp*vpp divides the layers, at 64 bits.
+  const auto divides = [&](long long pp) { return pp >= 1 && pp * p.vpp <= m.layers && m.layers % (pp * p.vpp) == 0; };
+  long long below = p.pp - 1, above = p.pp + 1;
+  while (below > 1 && below > p.pp - 4096LL && !divides(below)) --below;
+  while (above <= m.layers && above < p.pp + 4096LL && !divides(above)) ++above;
+  if (divides(below)) s += (s.empty() ? "" : " or ") + kv("pp", below);
+  if (divides(above)) s += (s.empty() ? "" : " or ") + kv("pp", above);
   return s.empty() ? "" : "; nearest valid settings: " + s;
 }
 
 PipelineLayout uneven(const ModelSpec& m, const Plan& p) {
   const int F = p.first_stage_layers, L = p.last_stage_layers, V = p.vpp;
   for (auto [key, v] : {std::pair{"first_stage_layers", F}, {"last_stage_layers", L}}) {
+    if (v > m.layers) reject(key, kv(key, v) + " exceeds the model's " + kv("layers", m.layers));
     if (v > 0 && v % V != 0) reject(key, kv(key, v) + " is not divisible by " + kv("vpp", V) + " (Megatron-Core rule)");
   }
   if (p.pp == 1) reject("first_stage_layers", "first_stage_layers / last_stage_layers need pp > 1");

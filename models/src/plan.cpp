@@ -61,7 +61,7 @@ const std::vector<std::string>& plan_keys() {
       "schedule",  "vpp",       "recompute",  "sp",          "precision",   "bucket_MB",
       "overlap_grad_reduce",    "cp",         "cp_comm",     "fp8_recipe",  "fp8_params",
       "grad_reduce_in_fp32",    "overlap_param_gather",      "tp_comm_overlap",
-      "first_stage_layers",     "last_stage_layers",         "pp_layout"};
+      "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq"};
   return keys;
 }
 
@@ -215,6 +215,7 @@ bool read_key(Plan& p, std::string_view key, const F& f) {
   else if (key == "first_stage_layers") p.first_stage_layers = f.nonnegative_int();
   else if (key == "last_stage_layers") p.last_stage_layers = f.nonnegative_int();
   else if (key == "pp_layout") p.pp_layout = f.text();
+  else if (key == "seq") p.seq = f.positive_int();
   else return false;
   return true;
 }
@@ -281,36 +282,45 @@ Expected<Plan> parse_plan_or_file(std::string_view text_or_path) {
   return parse_plan(text_or_path);
 }
 
+ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan) {
+  ModelSpec s = spec;
+  if (plan.seq > 0) s.seq_len = plan.seq;
+  return s;
+}
+
 Json to_json(const Plan& p) {
-  return Json{{"tp", p.tp},
-              {"pp", p.pp},
-              {"dp", p.dp},
-              {"zero", p.zero},
-              {"mbs", p.mbs},
-              {"gbs", p.gbs},
-              {"schedule", std::string(to_string(p.schedule))},
-              {"vpp", p.vpp},
-              {"recompute", std::string(to_string(p.recompute))},
-              {"sp", p.sp},
-              {"precision", std::string(to_string(p.precision))},
-              {"bucket_MB", p.bucket_MB},
-              {"overlap_grad_reduce", p.overlap},
-              {"cp", p.cp},
-              {"cp_comm", std::string(to_string(p.cp_comm))},
-              {"fp8_recipe", std::string(to_string(p.fp8_recipe))},
-              {"fp8_params", p.fp8_params},
-              {"grad_reduce_in_fp32", p.grad_reduce_in_fp32},
-              {"overlap_param_gather", p.overlap_param_gather},
-              {"tp_comm_overlap", p.tp_comm_overlap},
-              {"first_stage_layers", p.first_stage_layers},
-              {"last_stage_layers", p.last_stage_layers},
-              {"pp_layout", p.pp_layout}};
+  Json j{{"tp", p.tp},
+         {"pp", p.pp},
+         {"dp", p.dp},
+         {"zero", p.zero},
+         {"mbs", p.mbs},
+         {"gbs", p.gbs},
+         {"schedule", std::string(to_string(p.schedule))},
+         {"vpp", p.vpp},
+         {"recompute", std::string(to_string(p.recompute))},
+         {"sp", p.sp},
+         {"precision", std::string(to_string(p.precision))},
+         {"bucket_MB", p.bucket_MB},
+         {"overlap_grad_reduce", p.overlap},
+         {"cp", p.cp},
+         {"cp_comm", std::string(to_string(p.cp_comm))},
+         {"fp8_recipe", std::string(to_string(p.fp8_recipe))},
+         {"fp8_params", p.fp8_params},
+         {"grad_reduce_in_fp32", p.grad_reduce_in_fp32},
+         {"overlap_param_gather", p.overlap_param_gather},
+         {"tp_comm_overlap", p.tp_comm_overlap},
+         {"first_stage_layers", p.first_stage_layers},
+         {"last_stage_layers", p.last_stage_layers},
+         {"pp_layout", p.pp_layout}};
+  if (p.seq > 0) j["seq"] = p.seq;  // 0: the model's seq_len
+  return j;
 }
 
 std::string to_string(const Plan& p) {
   const Json j = to_json(p);
   std::string s;
   for (const std::string& key : plan_keys()) {
+    if (!j.contains(key)) continue;  // seq when the model's is used
     const Json& v = j.at(key);
     std::string text = v.is_string()           ? v.get<std::string>()
                        : v.is_boolean()        ? (v.get<bool>() ? "true" : "false")

@@ -8,7 +8,7 @@ PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const C
   const ModelSpec local = cp_rank_spec(spec, plan);
   CostOptions layer_options = options;
   if (plan.fp8()) {
-    layer_options.attention_dtype = options.attention_dtype.empty() ? options.dtype : options.attention_dtype;
+    layer_options.attention_dtype = options.attention_type();
     layer_options.dtype = "fp8";
   }
   PlanPieceCosts c;

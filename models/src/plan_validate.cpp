@@ -52,7 +52,8 @@ void check_precision_and_overlap(const Plan& p) {
 
 }  // namespace
 
-Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m, int gpus_available) {
+Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_available) {
+  const ModelSpec m = with_plan_seq(m_in, p);
   return catch_errors([&] {
     PlanCheck check;
     for (auto [key, v] : {std::pair{"tp", p.tp},
@@ -67,6 +68,12 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m, int gpus_availab
     if (p.zero < 0 || p.zero > 3)
       reject("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + std::to_string(p.zero));
     if (!(p.bucket_MB > 0)) reject("bucket_MB", "expected a positive number");
+    // Products of plan sizes at 64 bits (65536 x 65536 wraps an int to 0), bounded before any use.
+    const long long gpus = static_cast<long long>(p.tp) * p.cp * p.pp * p.dp;
+    if (gpus > kMaxPlanGpus)
+      reject("dp", "tp*cp*pp*dp=" + std::to_string(gpus) + " exceeds the " + std::to_string(kMaxPlanGpus) +
+                       " GPUs a plan may span");
+    const long long mbs_dp = static_cast<long long>(p.mbs) * p.dp;
 
     // Tensor parallelism splits heads (and KV groups) and the MLP columns across ranks.
     divides("tp", p.tp, "heads", m.heads);
@@ -81,15 +88,23 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m, int gpus_availab
     } else if (p.vpp != 1) {
       reject("vpp", kv("vpp", p.vpp) + " needs schedule=interleaved, got schedule=" + std::string(to_string(p.schedule)));
     }
+    // At 64 bits before the layout multiplies them: more stages than layers cannot hold a layer each.
+    if (const long long stages = static_cast<long long>(p.pp) * p.vpp; stages > m.layers) {
+      reject(p.vpp > 1 ? "vpp" : "pp", (p.vpp > 1 ? "pp*vpp=" : "pp=") + std::to_string(stages) + " does not divide " +
+                                           kv("layers", m.layers));
+    }
     if (p.pp == 1 && !p.pp_layout.empty()) reject("pp_layout", "pp_layout needs pp > 1");
     (void)plan_layout(m, p).take_or_throw();
 
     // The global batch is split into dp replicas of m micro-batches of mbs sequences.
-    if (p.gbs % (p.mbs * p.dp) != 0) {
-      reject("gbs",
-             kv("gbs", p.gbs) + " is not divisible by mbs*dp=" + std::to_string(p.mbs * p.dp));
+    if (p.gbs % mbs_dp != 0) {
+      reject("gbs", kv("gbs", p.gbs) + " is not divisible by mbs*dp=" + std::to_string(mbs_dp));
     }
     const int m_count = p.num_microbatches();
+    // The builders make tasks per micro-batch: a bound keeps memory and time bounded by the model.
+    if (m_count > kMaxMicrobatches)
+      reject("gbs", "gbs/(mbs*dp)=" + std::to_string(m_count) + " micro-batches per pipeline exceed the limit of " +
+                        std::to_string(kMaxMicrobatches) + " (raise mbs or dp)");
     if (p.schedule == Schedule::interleaved && m_count % p.pp != 0) {
       reject("gbs", "schedule=interleaved needs the number of micro-batches (" +
                         std::to_string(m_count) + ") to be a multiple of " + kv("pp", p.pp) +
@@ -107,8 +122,8 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m, int gpus_availab
     check_precision_and_overlap(p);
 
     if (gpus_available > 0) {
-      if (p.gpus() > gpus_available) {
-        reject("dp", "tp*cp*pp*dp=" + std::to_string(p.gpus()) + " exceeds the " +
+      if (gpus > gpus_available) {
+        reject("dp", "tp*cp*pp*dp=" + std::to_string(gpus) + " exceeds the " +
                          std::to_string(gpus_available) + " GPUs available");
       }
       if (p.gpus() < gpus_available) {

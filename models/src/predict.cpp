@@ -2,28 +2,79 @@
 #include "scalescope/models/predict.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/pipeline_layout.hpp"
 #include "scalescope/models/plan_costs.hpp"
+#include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/host_dispatch.hpp"
 
 namespace scalescope::models {
 
-Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
+Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const Cluster& cluster,
                              const CollectiveModel& collectives, const ComputeModel& compute,
                              const PredictOptions& o) {
+  const ModelSpec model = with_plan_seq(model_in, plan);
   auto check = validate(plan, model, cluster.num_gpus());
   if (!check) return check.error();
+  if (!compute.has_stack_for(model, plan)) {
+    std::string names;
+    for (const auto& s : compute.stacks()) names += (names.empty() ? "" : ", ") + s->source;
+    return input_error("--framework", "", "none of the stacks (" + names + ") applies to the plan " + to_string(plan) +
+                                              " (each stack's properties.applies)");
+  }
+  const StackProfile& stack = compute.stack_for(model, plan);
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
-  const std::optional<FrameworkHostCost>& host = o.host ? o.host : compute.host_cost();
+  // Host cost: the caller's, else the compute model's (--host-cost), else the one the stack measured, else the
+  // stack's host time per kernel times the kernels of the plan's rows.
+  std::optional<FrameworkHostCost> host = o.host ? o.host : compute.host_cost() ? compute.host_cost() : stack.host;
+  if (!host && stack.host_per_kernel_s) {
+    const PlanPieceCosts pieces = plan_piece_costs(model, plan, compute, o.build.costs);
+    const LayerCost& l = pieces.layer;
+    const LayerCost& cp = pieces.cp.blocks;
+    const EdgeCost& e = pieces.edge;
+    const double k = *stack.host_per_kernel_s;
+    FrameworkHostCost h;
+    h.source = stack.host_source;
+    h.framework = stack.name + " (" + std::to_string(k * 1e6).substr(0, 5) + " us per kernel)";
+    h.module = Seconds(k * (l.forward.kernels + l.backward.kernels + l.recompute.kernels + cp.forward.kernels +
+                            cp.backward.kernels + cp.recompute.kernels));
+    h.tensor_parallel = h.module;
+    h.edge_per_microbatch = Seconds(k * (e.embedding_forward.kernels + e.embedding_backward.kernels +
+                                         e.head_forward.kernels + e.head_backward.kernels));
+    h.per_step = Seconds(k * 2.0);  // zero_grad and one fused optimizer launch per parameter group
+    host = h;
+  }
+  if (host) {
+    // The optimizer's kernels run while its host issues the next ones: only the host time beyond the step's
+    // optimizer GPU time is exposed (the optimizer is one task here, which would serialize the two).
+    const double params = static_cast<double>(
+        params_per_tp_rank(model, layout_of(model, plan), 0, plan.tp, o.build.costs.vocab_multiple).total());
+    const double shard = plan.zero >= 1 && plan.dp * plan.cp > 1 ? plan.dp * plan.cp : 1.0;
+    const Seconds gpu = optimizer_cost(params / shard, model, plan, compute, o.build.costs).time;
+    host->per_step = host->per_step > gpu ? host->per_step - gpu : Seconds(0.0);
+  }
   if (host) bo.per_layer_tasks = true;  // host dispatch is per layer (sim/host_dispatch.hpp)
   if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
+  // Memory and time grow with (micro-batches x layer tasks x simulated pipelines); measured ~0.9 kB and
+  // ~8 us per unit (llama3-8b, 65,536 micro-batches x 32 layer tasks: 1.9 GB, 17 s). Refused above the limit.
+  const double units = static_cast<double>(plan.num_microbatches()) * (bo.per_layer_tasks ? model.layers : plan.pp) *
+                       (bo.symmetric ? 1.0 : static_cast<double>(plan.tp) * plan.dp * plan.cp);
+  if (units > kMaxTaskUnits)
+    return input_error("plan", "gbs",
+                       "the task graph would hold " + std::to_string(static_cast<long long>(units)) +
+                           " micro-batch x layer tasks (limit " + std::to_string(static_cast<long long>(kMaxTaskUnits)) +
+                           ", about 2 GB): use fewer micro-batches (larger mbs or dp), no per-layer tasks or host cost, "
+                           "or analytical fidelity");
   auto graph = build_task_graph(model, plan, cluster, compute, bo);
   if (!graph) return graph.error();
   if (host) {
-    const int processes_on_host = std::min(plan.tp * plan.pp * plan.dp, cluster.gpus_per_node());
-    add_host_dispatch(*graph, host->for_plan(plan, processes_on_host), graph->stream_bound());
+    const int processes_on_host = std::min(plan.gpus(), cluster.gpus_per_node());
+    add_host_dispatch(*graph, HostCosts{host->for_plan(plan, processes_on_host), host->edge_per_microbatch,
+                                        host->per_step},
+                      graph->stream_bound());
   }
   SimOptions so;
   so.fidelity = o.fidelity;
@@ -52,10 +103,13 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
   const double denom = p.step_time_s * plan.gpus() * compute.peak("bf16").value;
   p.mfu = denom > 0 ? p.model_flops / denom : 0.0;
   p.hfu = denom > 0 ? p.hardware_flops / denom : 0.0;
+  if (plan.fp8()) p.mfu_ceiling = std::max(1.0, compute.peak("fp8").value / compute.peak("bf16").value);
 
   MemoryOptions mo = o.memory;
-  // The eager kernels' program keeps eager PyTorch's tensors (memory.hpp, torch_amp).
-  if (compute.framework() == KernelFramework::pytorch_eager) mo.framework = Framework::torch_amp;
+  if (!mo.stack) {  // the program whose kernels run keeps that program's tensors
+    for (const auto& s : compute.stacks())
+      if (s.get() == &stack) mo.stack = s;
+  }
   mo.flash_attention = o.build.costs.flash_attention;
   mo.dropout = o.build.costs.dropout;
   p.memory = peak_memory(model, plan, mo);
@@ -67,7 +121,32 @@ Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Clu
     p.compute_provenance[i] = lc.forward.by_provenance[i] + lc.backward.by_provenance[i] + lc.recompute.by_provenance[i];
   }
   p.compute_inputs = compute.inputs();
+  if (host && !o.host && !compute.host_cost()) {  // the stack's own host cost (compute.inputs() names --host-cost)
+    p.compute_inputs.push_back({"host_per_layer_microbatch", host->module.value * 1e3, "ms",
+                                stack.host ? Provenance::measured : Provenance::fitted,
+                                host->source + " (" + host->framework + ")"});
+  }
+  if (auto bad = implausible_result(p)) return runtime_error(*bad);
   return p;
+}
+
+std::optional<std::string> implausible_result(const Prediction& p) {
+  // A result outside these bounds comes from inputs beyond what the models cover or from a bug; it
+  // stops with an error instead of being printed (docs/plausible-ranges.md).
+  const std::string why = " (inputs outside the modelled ranges, docs/plausible-ranges.md, or a bug)";
+  if (!std::isfinite(p.step_time_s) || p.step_time_s <= 0 || p.step_time_s > kMaxStepTimeS)
+    return "predicted step time " + std::to_string(p.step_time_s) + " s is not in (0, 1e9] s" + why;
+  if (!(p.mfu <= p.mfu_ceiling + 1e-9) || !(p.hfu <= p.mfu_ceiling + 1e-9))
+    return "predicted MFU " + std::to_string(100 * p.mfu) + "% / HFU " + std::to_string(100 * p.hfu) + "% exceeds " +
+           (p.mfu_ceiling > 1.0 ? std::to_string(100 * p.mfu_ceiling) + "% of the bf16 peak (the fp8 peak)"
+                                : std::string("100% of the bf16 peak")) +
+           why;
+  const MemoryBreakdown& m = p.memory;
+  for (const Bytes b : {m.weights, m.grads, m.optimizer, m.activations, m.embedding_logits, m.recompute_workspace,
+                        m.zero3_gather, m.framework_copies, m.overhead, m.total()})
+    if (!std::isfinite(b.value) || b.value < 0)
+      return "predicted memory " + std::to_string(b.value) + " bytes is negative or not finite" + why;
+  return std::nullopt;
 }
 
 }  // namespace scalescope::models

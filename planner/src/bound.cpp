@@ -101,7 +101,7 @@ double step_time_lower_bound(const models::ModelSpec& model, const models::Plan&
   // Optimizer step of stage 0 over the parameters one tp rank holds (sharded over dp x cp by ZeRO >= 1).
   const double params0 = static_cast<double>(models::params_per_tp_rank(model, layout, 0, plan.tp, cache.costs().vocab_multiple).total());
   const double shard = plan.zero >= 1 && plan.dp * plan.cp > 1 ? plan.dp * plan.cp : 1.0;
-  const double O0 = models::optimizer_cost(params0 / shard, plan.precision, compute).time.value;
+  const double O0 = models::optimizer_cost(params0 / shard, model, plan, compute, cache.costs()).time.value;
 
   double t = 0;
   if (plan.pp == 1) {

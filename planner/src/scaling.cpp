@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "scalescope/planner/measured_pricing.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::planner {
@@ -14,8 +15,12 @@ std::string_view to_string(ScalingKind k) { return k == ScalingKind::strong ? "s
 Expected<MeasuredRun> load_measured_run(const std::filesystem::path& file) {
   auto doc = read_json_file(file);
   if (!doc) return doc.error();
+  return measured_run_from_json(*doc, file);
+}
+
+Expected<MeasuredRun> measured_run_from_json(const Json& doc, const std::filesystem::path& file) {
   return catch_errors([&] {
-    const JsonCursor c(*doc, file.string());
+    const JsonCursor c(doc, file.string());
     c.expect_object();
     if (c.get_string("schema") != "scalescope.measured/1")
       throw ErrorException(input_error(file.string(), "$.schema", "expected \"scalescope.measured/1\""));
@@ -24,12 +29,15 @@ Expected<MeasuredRun> load_measured_run(const std::filesystem::path& file) {
     r.model = models::model_from_json(c.at("model").json(), file.string() + " ($.model)").take_or_throw();
     r.plan = models::parse_plan(c.get_string("plan"), file.string() + ": $.plan").take_or_throw();
     r.cluster = c.get_string("cluster");
-    r.gpus = static_cast<int>(c.at("gpus").as_positive_int());
+    r.gpus = static_cast<int>(c.at("gpus").as_int_in(1, models::kMaxPlanGpus));
     r.family = c.get_string("family");
     r.scaling = c.at("scaling").as_enum({"strong", "weak"}) == "strong" ? ScalingKind::strong : ScalingKind::weak;
-    r.step_time_s = c.at("measured").at("step_time_s").as_positive_number();
+    const JsonCursor step = c.at("measured").at("step_time_s");
+    r.step_time_s = step.as_positive_number();
+    if (r.step_time_s < 1e-6 || r.step_time_s > 1e7)  // docs/plausible-ranges.md
+      step.fail("expected a measured step time from 1e-6 to 1e7 s, got " + std::to_string(r.step_time_s));
     if (r.plan.gpus() != r.gpus)
-      throw ErrorException(input_error(file.string(), "$.gpus", "expected tp*pp*dp of the plan (" +
+      throw ErrorException(input_error(file.string(), "$.gpus", "expected tp*cp*pp*dp of the plan (" +
                                                                     std::to_string(r.plan.gpus()) + "), got " + std::to_string(r.gpus)));
     return r;
   });
@@ -40,7 +48,7 @@ Expected<std::vector<MeasuredRun>> load_measured(const std::filesystem::path& fi
   std::error_code ec;
   if (std::filesystem::is_directory(file_or_dir, ec)) {
     for (const auto& e : std::filesystem::directory_iterator(file_or_dir, ec))
-      if (e.path().extension() == ".json") files.push_back(e.path());
+      if (e.path().extension() == ".json" && e.path().filename() != kMeasuredPricingFile) files.push_back(e.path());
     std::sort(files.begin(), files.end());
     if (files.empty()) return input_error(file_or_dir.string(), "", "expected a folder with measured-run *.json files, found none");
   } else {

@@ -323,7 +323,7 @@ int resolve_nodes(const ClusterSpec& spec, const ClusterOptions& opt) {
   if (opt.gpus) {
     if (*opt.gpus < 1)
       fail("--gpus", "expected a positive GPU count, got " + std::to_string(*opt.gpus));
-    const int from_gpus = (*opt.gpus + gpn - 1) / gpn;
+    const auto from_gpus = static_cast<int>((static_cast<std::int64_t>(*opt.gpus) + gpn - 1) / gpn);  // no int overflow
     if (opt.nodes && from_gpus != *opt.nodes)
       fail("--gpus", std::to_string(*opt.gpus) + " GPUs need " + std::to_string(from_gpus) +
                          " nodes of " + std::to_string(gpn) + " GPUs, but " +

@@ -134,8 +134,9 @@ GpuSpec parse_gpu(const JsonCursor& c) {
   g.model = c.get_string("model");
   const bool gib = c.has("memory_GiB"), mib = c.has("memory_MiB");
   if (gib == mib) c.fail("expected exactly one of memory_GiB and memory_MiB");
-  g.memory = gib ? GiB(c.get_positive("memory_GiB")) : MiB(c.get_positive("memory_MiB"));
-  g.hbm_bandwidth = GBps(c.get_positive("hbm_bandwidth_GBps"));
+  // Plausible ranges (docs/plausible-ranges.md): 100-1000x beyond today's parts in both directions.
+  g.memory = gib ? GiB(c.get_number_in("memory_GiB", 1e-3, 1e5)) : MiB(c.get_number_in("memory_MiB", 1.0, 1e8));
+  g.hbm_bandwidth = GBps(c.get_number_in("hbm_bandwidth_GBps", 1.0, 1e6));
   const std::int64_t sms = c.get_positive_int("sm_count");
   if (sms > 100000) c.at("sm_count").fail("expected at most 100000, got " + std::to_string(sms));
   g.sm_count = static_cast<int>(sms);
@@ -143,7 +144,7 @@ GpuSpec parse_gpu(const JsonCursor& c) {
   peak.expect_keys({"fp8", "bf16", "fp16", "tf32", "fp32"});
   if (peak.size() == 0) peak.fail("expected at least one of fp8, bf16, fp16, tf32, fp32");
   auto read = [&](std::string_view k, std::optional<FlopsPerSecond>& out) {
-    if (peak.has(k)) out = TFLOPS(peak.get_positive(k));
+    if (peak.has(k)) out = TFLOPS(peak.get_number_in(k, 1e-3, 1e6));
   };
   read("fp8", g.peak.fp8);
   read("bf16", g.peak.bf16);
@@ -163,13 +164,13 @@ void parse_link(const JsonCursor& c, NodeSpec& n) {
   if (c.has("bandwidth_GBps")) {
     if (c.has("count") || c.has("per_link_GBps"))
       c.fail("expected either bandwidth_GBps or count and per_link_GBps, not both");
-    l.bandwidth = GBps(c.get_positive("bandwidth_GBps"));
+    l.bandwidth = GBps(c.get_number_in("bandwidth_GBps", 1e-3, 1e6));
   } else if (c.has("count") || c.has("per_link_GBps")) {
     const std::int64_t count = c.get_positive_int("count");
     if (count > 1024)
       c.at("count").fail("expected at most 1024 links, got " + std::to_string(count));
     l.lanes = static_cast<int>(count);
-    l.bandwidth = GBps(static_cast<double>(count) * c.get_positive("per_link_GBps"));
+    l.bandwidth = GBps(static_cast<double>(count) * c.get_number_in("per_link_GBps", 1e-3, 1e6));
   } else {
     c.fail("missing bandwidth: expected bandwidth_GBps, or count and per_link_GBps");
   }
@@ -268,7 +269,7 @@ FabricSpec parse_fabric(const JsonCursor& c) {
   const JsonCursor lk = c.at("link_kind");
   const std::string lks = lk.as_enum({"ib", "roce", "ethernet"});
   f.link_kind = lks == "ib" ? LinkKind::ib : lks == "roce" ? LinkKind::roce : LinkKind::ethernet;
-  f.port_bandwidth = Gbps(c.get_positive("nic_speed_Gbps"));
+  f.port_bandwidth = Gbps(c.get_number_in("nic_speed_Gbps", 1.0, 1e6));
   f.link_latency = parse_latency(c, "link_latency_us");
   if (f.kind == FabricKind::single_switch) return f;
   const JsonCursor radix = c.at("radix");

@@ -167,7 +167,9 @@ void read_per_algo_proto(GroupReader& g, const JsonCursor& c, PerAlgoProto<doubl
   }
 }
 
-double read_nonneg(const JsonCursor& c) { return c.as_nonnegative_number(); }
+/// Latencies (us), per-channel bandwidths (GB/s) and thresholds (bytes): non-negative and at most 2^50,
+/// the largest of their plausible ranges (docs/plausible-ranges.md); 1e308 is refused, not fitted on.
+double read_nonneg(const JsonCursor& c) { return c.as_number_in(0.0, 1125899906842624.0); }
 double read_fraction(const JsonCursor& c) {
   const double v = c.as_nonnegative_number();
   if (v > 1.0) c.fail("expected a fraction in [0, 1], " + JsonCursor::describe(c.json()));

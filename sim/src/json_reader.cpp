@@ -1,18 +1,75 @@
-// Implementation of the path-aware JSON reader and atomic file writes.
+// Implementation of the path-aware JSON reader (depth-bounded parsing, typed reads with range checks).
 #include "scalescope/sim/json_reader.hpp"
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
-#include <system_error>
-#include <unistd.h>
+#include <limits>
 
 namespace scalescope {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+/// Line of the first byte past `max_depth` levels of nesting, or 0 when the text stays within it. A
+/// linear pre-scan (strings and escapes skipped), so that no later recursive walk of the DOM (copy,
+/// dump, comparison) can be driven arbitrarily deep by the input.
+std::size_t too_deep_line(std::string_view text, int max_depth) {
+  int depth = 0;
+  std::size_t line = 1;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '\n') ++line;
+    if (in_string) {
+      if (ch == '\\') ++i;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > max_depth) return line;
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string to_valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    // Length of the sequence a lead byte announces and the smallest code point it may encode (RFC 3629).
+    const std::size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    std::uint32_t cp = len == 1 ? b : len == 2 ? (b & 0x1Fu) : len == 3 ? (b & 0x0Fu) : (b & 0x07u);
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      ok = (c >> 6) == 0x2;
+      cp = (cp << 6) | (c & 0x3Fu);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    if (ok) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 Expected<Json> parse_json_text(std::string_view text, std::string source) {
+  if (const std::size_t line = too_deep_line(text, kMaxJsonDepth)) {
+    return input_error(std::move(source), "", "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                                  " levels at line " + std::to_string(line));
+  }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
@@ -20,44 +77,19 @@ Expected<Json> parse_json_text(std::string_view text, std::string source) {
     std::string what = e.what();
     const auto pos = what.find("parse error");
     return input_error(std::move(source), "", "malformed JSON: " + what.substr(pos == std::string::npos ? 0 : pos));
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range 406: a number such as 1e400 that no double holds.
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    return input_error(std::move(source), "", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)) +
+                                                  " (numbers must fit a finite double)");
   }
 }
 
 Expected<Json> read_json_file(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return input_error(file.string(), "", "file does not exist");
-  if (fs::is_directory(file, ec)) return input_error(file.string(), "", "is a directory, expected a JSON file");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return input_error(file.string(), "", "cannot open file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), file.string());
-}
-
-Expected<bool> write_file_atomic(const fs::path& file, std::string_view content) {
-  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return Error{Error::Kind::runtime, file.string(), "", "folder " + dir.string() + " does not exist"};
-  }
-  const fs::path tmp = dir / ("." + file.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{Error::Kind::runtime, file.string(), "", "cannot create " + tmp.string()};
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      return Error{Error::Kind::runtime, file.string(), "", "write failed (disk full?)"};
-    }
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Error{Error::Kind::runtime, file.string(), "", "cannot rename temporary file into place"};
-  }
-  return true;
+  auto text = read_input_file(file, kMaxInputFileBytes, "JSON file");
+  if (!text) return text.error();
+  return parse_json_text(*text, file.string());
 }
 
 void JsonCursor::fail(const std::string& message) const {
@@ -68,7 +100,10 @@ std::string JsonCursor::describe(const Json& v) {
   switch (v.type()) {
     case Json::value_t::null: return "got null";
     case Json::value_t::boolean: return std::string("got ") + (v.get<bool>() ? "true" : "false");
-    case Json::value_t::string: return "got the string \"" + v.get<std::string>() + "\"";
+    case Json::value_t::string: {
+      const auto& str = v.get_ref<const std::string&>();  // long strings are cut: messages stay one line
+      return "got the string \"" + (str.size() > 80 ? str.substr(0, 80) + "...\" (" + std::to_string(str.size()) + " bytes)" : str + "\"");
+    }
     case Json::value_t::array: return "got an array";
     case Json::value_t::object: return "got an object";
     default: return "got " + v.dump();
@@ -172,19 +207,57 @@ double JsonCursor::as_nonnegative_number() const {
   return v;
 }
 
+namespace {
+
+/// The integer value at full width: false for non-integers and for unsigned values above INT64_MAX
+/// (nlohmann keeps those as uint64, which get<int64_t>() would wrap to a negative number).
+bool full_width_int(const Json& j, std::int64_t& out) {
+  if (j.is_number_unsigned()) {
+    const std::uint64_t u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
+    out = static_cast<std::int64_t>(u);
+    return true;
+  }
+  if (!j.is_number_integer()) return false;
+  out = j.get<std::int64_t>();
+  return true;
+}
+
+}  // namespace
+
 std::int64_t JsonCursor::as_int() const {
-  if (!j_->is_number_integer()) fail("expected an integer, " + describe(*j_));
-  return j_->get<std::int64_t>();
+  std::int64_t v = 0;
+  if (!full_width_int(*j_, v)) fail("expected an integer in [-2^63, 2^63-1], " + describe(*j_));
+  return v;
 }
 
 std::int64_t JsonCursor::as_positive_int() const {
-  if (!j_->is_number_integer() || j_->get<std::int64_t>() <= 0) fail("expected a positive integer, " + describe(*j_));
-  return j_->get<std::int64_t>();
+  std::int64_t v = 0;
+  if (!full_width_int(*j_, v) || v <= 0) fail("expected a positive integer, " + describe(*j_));
+  return v;
 }
 
 std::int64_t JsonCursor::as_nonnegative_int() const {
-  if (!j_->is_number_integer() || j_->get<std::int64_t>() < 0) fail("expected a non-negative integer, " + describe(*j_));
-  return j_->get<std::int64_t>();
+  std::int64_t v = 0;
+  if (!full_width_int(*j_, v) || v < 0) fail("expected a non-negative integer, " + describe(*j_));
+  return v;
+}
+
+std::int64_t JsonCursor::as_int_in(std::int64_t lo, std::int64_t hi) const {
+  std::int64_t v = 0;
+  if (!full_width_int(*j_, v) || v < lo || v > hi)
+    fail("expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", " + describe(*j_));
+  return v;
+}
+
+double JsonCursor::as_number_in(double lo, double hi) const {
+  const double v = as_number();
+  if (v < lo || v > hi) {
+    char range[96];
+    std::snprintf(range, sizeof range, "expected a number from %g to %g (plausible range), ", lo, hi);
+    fail(range + describe(*j_));
+  }
+  return v;
 }
 
 std::string JsonCursor::as_enum(std::initializer_list<std::string_view> choices) const {

@@ -58,7 +58,8 @@ void append_number(std::string& out, double v) {
   out.append(buf, static_cast<std::size_t>(len));
 }
 
-void append_string(std::string& out, std::string_view s) {
+void append_string(std::string& out, std::string_view text) {
+  const std::string s = to_valid_utf8(text);  // names may carry user bytes (model, cluster names)
   out += '"';
   for (char ch : s) {
     const auto u = static_cast<unsigned char>(ch);

@@ -3,6 +3,8 @@
 // the pipeline schedules' orders, and the eager (PyTorch) TP byte widths and FSDP2 structure.
 #include <gtest/gtest.h>
 
+#include "scalescope/models/stack_profile.hpp"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -100,7 +102,7 @@ TEST(Builder, DataParallelStepIsComputePlusTheExposedLastBucket) {
 
   const double fwd = 3 * lc.forward.time.value + ec.embedding_forward.time.value + ec.head_forward.time.value;
   const double bwd = 3 * lc.backward.time.value + ec.embedding_backward.time.value + ec.head_backward.time.value;
-  const double opt = optimizer_cost(static_cast<double>(pc.total()), Precision::mixed, r.compute).time.value;
+  const double opt = optimizer_cost(static_cast<double>(pc.total()), m, p, r.compute).time.value;
   const SimResult res = simulate_plan(r, m, p);
   EXPECT_NEAR(res.step_time.value, fwd + bwd + ar2.value + opt, 20e-9);  // whole-ns rounding per task
   EXPECT_NEAR(res.breakdown[BreakdownPart::dp_comm].value, ar2.value, 20e-9);
@@ -118,7 +120,7 @@ TEST(Builder, DataParallelWithOneBucketExposesTheWholeAllReduce) {
   const double compute = 3 * (lc.forward.time + lc.backward.time).value + ec.embedding_forward.time.value +
                          ec.head_forward.time.value + ec.embedding_backward.time.value + ec.head_backward.time.value;
   const double ar = r.coll.analytical(CollOp::all_reduce, ranks(8), Bytes(4.0 * total)).time.value;
-  const double opt = optimizer_cost(total, Precision::mixed, r.compute).time.value;
+  const double opt = optimizer_cost(total, m, p, r.compute).time.value;
   EXPECT_NEAR(simulate_plan(r, m, p).step_time.value, compute + ar + opt, 20e-9);
 }
 
@@ -140,8 +142,8 @@ struct PipeCase {
     f[3] += ec.head_forward.time.value;
     b[3] += ec.head_backward.time.value;
     c = r.coll.analytical(CollOp::sendrecv, std::vector<int>{0, 1}, Bytes(1.0 * 2048 * 2048 * 2)).time.value;
-    opt0 = optimizer_cost(static_cast<double>(params_per_stage(m, even_layout(m, 4), 0).total()), Precision::mixed,
-                          r.compute).time.value;
+    opt0 = optimizer_cost(static_cast<double>(params_per_stage(m, even_layout(m, 4), 0).total()), m, p, r.compute)
+               .time.value;
   }
   static double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
   static double max(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
@@ -259,7 +261,7 @@ TEST(Builder, EagerInterleavedPutsEveryTransferOnOneStream) {
   };
   EXPECT_EQ(streams_of_pp(r.compute).size(), 4u);
   ComputeModel eager = r.compute;
-  eager.set_framework(KernelFramework::pytorch_eager);
+  eager.set_stack(load_stack("pytorch-eager").value());
   EXPECT_EQ(streams_of_pp(eager), std::vector<int>{kStreamSendFwd});
   // ... and the transfers match: the step simulates to the end.
   auto g = build_task_graph(gpt(4, 32000), p, r.cluster, eager);
@@ -321,7 +323,7 @@ TEST(Builder, TensorParallelismAddsFourAllReducesPerLayerAndMicrobatch) {
 // bf16 all-reduces of 64 MiB (243 us each) and 149 f32 ones (128 MiB, 466 us; 136 of them are these).
 TEST(Builder, EagerAutocastTensorParallelismReducesTheResidualSideInFp32) {
   Rig r = one_node();
-  r.compute.set_framework(KernelFramework::pytorch_eager);
+  r.compute.set_stack(load_stack("pytorch-eager").value());
   BuildOptions o;
   o.per_layer_tasks = true;
   const double S = 2.0 * 2048 * 2048 * 2;  // mbs * seq * hidden * 2 bytes
@@ -353,7 +355,7 @@ TEST(Builder, EagerAutocastTensorParallelismReducesTheResidualSideInFp32) {
   EXPECT_EQ(sp[K(true, false, CollOp::all_gather)], V(6, S));           // their gradients, bf16
   EXPECT_EQ(sp[K(true, false, CollOp::reduce_scatter)], V(6, 2 * S));   // fp32 input gradients
   // Megatron's fused kernels keep the residual stream in the compute dtype: every one is S.
-  r.compute.set_framework(KernelFramework::fused);
+  r.compute.set_stack(load_stack("fused").value());
   for (const auto& [k, v] : collectives("tp=2,mbs=2,gbs=2")) EXPECT_EQ(v, V(v.size(), S));
 }
 
@@ -437,7 +439,7 @@ TEST(Builder, ZeroThreeMovesOneAndAHalfTimesTheTrafficOfDdp) {
 // after that last reduce-scatter (~2 ms of idle GPU per micro-batch).
 TEST(Builder, EagerZeroTwoAndThreeAreFsdp2) {
   Rig r = one_node();
-  r.compute.set_framework(KernelFramework::pytorch_eager);
+  r.compute.set_stack(load_stack("pytorch-eager").value());
   const ModelSpec m = gpt(3, 32000);
   const double embed = 32000.0 * 2048 + 2048.0 * 2048;  // token + learned position embeddings
   const double head = 32000.0 * 2048 + 2 * 2048;         // untied head + final LayerNorm (weight, bias)

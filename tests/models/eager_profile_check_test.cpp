@@ -5,6 +5,8 @@
 // which validation/make_report.py copies into validation/REPORT.md.
 #include <gtest/gtest.h>
 
+#include "scalescope/models/stack_profile.hpp"
+
 #include <cstdio>
 
 #include "scalescope/models/compute_profile.hpp"
@@ -42,7 +44,7 @@ ComputeModel h200_eager() {
   EXPECT_TRUE(prof.has_value()) << prof.error().str();
   auto m = ComputeModel::with_profile(g, std::move(prof).value());
   EXPECT_TRUE(m.has_value());
-  m->set_framework(KernelFramework::pytorch_eager);
+  m->set_stack(load_stack("pytorch-eager").value());
   return std::move(m).value();
 }
 

@@ -89,10 +89,15 @@ TEST(LayerCosts, OptimizerMovesThirtyFourBytesPerParameterInMixedPrecision) {
   // Mixed: read fp32 grad for the norm (4) + Adam read grad, master, m, v (16) + write master, m, v (12)
   // + bf16 copy (2) = 34 bytes; 1e9 parameters at 2039e9 * 0.7 B/s.
   const ComputeModel m = model_without_launch_cost();
-  EXPECT_NEAR(optimizer_cost(1e9, Precision::mixed, m).time.value, 34e9 / (2039e9 * 0.7), 1e-12);
-  EXPECT_NEAR(optimizer_cost(1e9, Precision::bf16, m).time.value, 16e9 / (2039e9 * 0.7), 1e-12);
+  auto at = [&](Precision p) {
+    Plan plan;
+    plan.precision = p;
+    return optimizer_cost(1e9, gpt3(), plan, m).time.value;
+  };
+  EXPECT_NEAR(at(Precision::mixed), 34e9 / (2039e9 * 0.7), 1e-12);
+  EXPECT_NEAR(at(Precision::bf16), 16e9 / (2039e9 * 0.7), 1e-12);
   // fp16: the mixed bytes with 16-bit gradients read twice (norm, update): 34 - 2 * 2 = 30.
-  EXPECT_NEAR(optimizer_cost(1e9, Precision::fp16, m).time.value, 30e9 / (2039e9 * 0.7), 1e-12);
+  EXPECT_NEAR(at(Precision::fp16), 30e9 / (2039e9 * 0.7), 1e-12);
 }
 
 TEST(LayerCosts, LmHeadForwardIsTheLogitsGemmOverTheVocabularyShard) {

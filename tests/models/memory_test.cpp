@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "scalescope/models/stack_profile.hpp"
+
 #include <algorithm>
 
 namespace scalescope::models {
@@ -25,7 +27,7 @@ TEST(Memory, ZeroStagesMatchRajbhandariFigure1) {
   // Rajbhandari et al. 2020, Figure 1: Psi = 7.5B, N_d = 64, K = 12 (fp16 weights and grads):
   //   baseline (2+2+K)Psi = 120 GB; P_os 4Psi + K Psi/N_d = 31.4 GB; P_os+g 2Psi + (2+K)Psi/N_d
   //   = 16.6 GB; P_os+g+p (2+2+K)Psi/N_d = 1.88 GB.
-  const auto per = state_bytes_per_param(Precision::mixed, Framework::deepspeed);
+  const StateBytesPerParam per{2, 2, 12};
   const double psi = 7.5e9;
   EXPECT_EQ(model_state_bytes(psi, 0, 64, per).total().value, 120e9);
   EXPECT_EQ(model_state_bytes(psi, 1, 64, per).total().value,
@@ -37,11 +39,28 @@ TEST(Memory, ZeroStagesMatchRajbhandariFigure1) {
   EXPECT_NEAR(model_state_bytes(psi, 2, 64, per).total().value / 1e9, 16.6, 0.05);
 }
 
+/// Weights, gradients and optimizer bytes per parameter of a built-in stack's rules (P = 1, one stage of one
+/// rank) under `precision`, ZeRO `zero` over `dp` ranks; recompute=full keeps the eager stack on its
+/// states-only rules (with nothing recomputed it counts gradients only with gradient accumulation).
+StateBytesPerParam per_param(const char* stack, Precision precision, int zero = 0, int dp = 1) {
+  const auto st = load_stack(stack).value();
+  Plan p;
+  p.precision = precision;
+  p.zero = zero;
+  p.dp = dp;
+  p.gbs = dp;
+  p.recompute = Recompute::full;
+  StackProfile::StageValues sv;
+  sv.params = 1.0;
+  const auto v = st->bind_memory(st->bind(catalog("gpt3-175b"), p, false, true, 128), sv);
+  return {st->memory.weights.eval(v), st->memory.grads.eval(v), st->memory.optimizer.eval(v)};
+}
+
 TEST(Memory, Fp16PrecisionHoldsSixteenBitWeightsAndGradientsAndFp32AdamStates) {
-  // DeepSpeed fp16: fp16 weights 2 + fp16 gradients 2 + fp32 master, momentum, variance 12 = the
-  // K = 12 of Rajbhandari et al. (2+2+K bytes per parameter), whatever the framework.
-  for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torch_amp}) {
-    const auto per = state_bytes_per_param(Precision::fp16, f);
+  // DeepSpeed-style fp16: fp16 weights 2 + fp16 gradients 2 + fp32 master, momentum, variance 12 = the
+  // K = 12 of Rajbhandari et al. (2+2+K bytes per parameter), in both built-in stacks.
+  for (const char* stack : {"fused", "pytorch-eager"}) {
+    const auto per = per_param(stack, Precision::fp16);
     EXPECT_EQ(per.weights, 2);
     EXPECT_EQ(per.grads, 2);
     EXPECT_EQ(per.optimizer, 12);
@@ -50,20 +69,13 @@ TEST(Memory, Fp16PrecisionHoldsSixteenBitWeightsAndGradientsAndFp32AdamStates) {
 
 TEST(Memory, MegatronDistributedOptimizerBytesPerParam) {
   // Megatron-LM distributed optimizer docs: bf16 params + fp32 grads: 18 bytes/param, or 6 + 12/d
-  // when the optimizer is distributed; fp32 params + fp32 grads: 16, or 8 + 8/d. d = 8.
-  EXPECT_EQ(state_bytes_per_param(Precision::mixed, Framework::megatron).total(), 18);
-  EXPECT_EQ(model_state_bytes(1, 1, 8, state_bytes_per_param(Precision::mixed, Framework::megatron))
-                .total()
-                .value,
-            6 + 12.0 / 8);
-  EXPECT_EQ(state_bytes_per_param(Precision::mixed, Framework::torch_amp).total(), 16);
-  EXPECT_EQ(
-      model_state_bytes(1, 1, 8, state_bytes_per_param(Precision::mixed, Framework::torch_amp))
-          .total()
-          .value,
-      8 + 8.0 / 8);
+  // when the optimizer is distributed; fp32 params + fp32 grads (PyTorch autocast): 16, or 8 + 8/d. d = 8.
+  EXPECT_EQ(per_param("fused", Precision::mixed).total(), 18);
+  EXPECT_EQ(per_param("fused", Precision::mixed, 1, 8).total(), 6 + 12.0 / 8);
+  EXPECT_EQ(per_param("pytorch-eager", Precision::mixed).total(), 16);
+  EXPECT_EQ(per_param("pytorch-eager", Precision::mixed, 1, 8).total(), 8 + 8.0 / 8);
   // Pure bf16 (assumed: bf16 weights, grads, m, v): 2 + 2 + 4.
-  EXPECT_EQ(state_bytes_per_param(Precision::bf16, Framework::megatron).total(), 8);
+  EXPECT_EQ(per_param("fused", Precision::bf16).total(), 8);
 }
 
 TEST(Memory, ActivationsPerLayerMatchKorthikantiTable2) {
@@ -179,8 +191,12 @@ TEST(Memory, Zero3ShardsWeightsAndAddsGatherBuffers) {
   // Llama-2-7B on 8 GPUs, dp=8, ZeRO-3, DeepSpeed mixed (16 B/param): states 16 * 6,738,415,616 / 8
   // = 13,476,831,232 bytes; gather buffer 2 layers x 202,383,360 params x 2 bytes = 809,533,440.
   const ModelSpec m = catalog("llama2-7b");
+  // DeepSpeed's mixed precision (2 + 2 + 12 bytes per parameter) as a stack of its own; activations as Korthikanti's.
+  auto doc = parse_json_text(R"J({"schema": "scalescope.stack/1", "name": "deepspeed", "phases": {}, "memory": {
+      "weights": "2*P/(zero >= 3 ? dp : 1)", "grads": "2*P/(zero >= 2 ? dp : 1)", "optimizer": "12*P/(zero >= 1 ? dp : 1)",
+      "activations_per_layer": "34*T*H", "zero3_gather": "zero == 3 ? 2*P_layer_max*2 : 0"}})J", "deepspeed.json");
   MemoryOptions o;
-  o.framework = Framework::deepspeed;
+  o.stack = std::make_shared<StackProfile>(stack_from_json(*doc, "deepspeed.json").value());
   o.vocab_multiple = 1;
   const MemoryBreakdown b = memory_per_rank(m, plan("dp=8,zero=3,gbs=8"), 0, o);
   EXPECT_EQ((b.weights + b.grads + b.optimizer).value, 13'476'831'232.0);
@@ -204,7 +220,7 @@ ModelSpec llama_1b() { return catalog(SCALESCOPE_SOURCE_DIR "/validation/models/
 
 MemoryOptions eager() {
   MemoryOptions o;
-  o.framework = Framework::torch_amp;
+  o.stack = load_stack("pytorch-eager").value();
   o.flash_attention = true;
   o.dropout = false;
   return o;

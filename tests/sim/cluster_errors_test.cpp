@@ -39,17 +39,23 @@ TEST(ClusterErrors, ZeroOrNegativeBandwidthIsRejected) {
   Json d = base();
   d["node"]["links"][1]["bandwidth_GBps"] = 0;
   EXPECT_EQ(error_of(d),
-            "bad.json: $.node.links[1].bandwidth_GBps: expected a positive number, got 0");
+            "bad.json: $.node.links[1].bandwidth_GBps: expected a number from 0.001 to 1e+06 (plausible range), "
+            "got 0");
   d["node"]["links"][1]["bandwidth_GBps"] = -32;
   EXPECT_EQ(error_of(d),
-            "bad.json: $.node.links[1].bandwidth_GBps: expected a positive number, got -32");
+            "bad.json: $.node.links[1].bandwidth_GBps: expected a number from 0.001 to 1e+06 (plausible range), "
+            "got -32");
   d = base();
   d["node"]["links"][0]["per_link_GBps"] = -25;
+  // Per-link and NIC speeds are held to their plausible ranges (docs/plausible-ranges.md).
   EXPECT_EQ(error_of(d),
-            "bad.json: $.node.links[0].per_link_GBps: expected a positive number, got -25");
+            "bad.json: $.node.links[0].per_link_GBps: expected a number from 0.001 to 1e+06 (plausible range), got -25");
+  d["node"]["links"][0]["per_link_GBps"] = 1e308;
+  EXPECT_EQ(error_of(d),
+            "bad.json: $.node.links[0].per_link_GBps: expected a number from 0.001 to 1e+06 (plausible range), got 1e+308");
   d = base();
   d["fabric"]["nic_speed_Gbps"] = 0;
-  EXPECT_EQ(error_of(d), "bad.json: $.fabric.nic_speed_Gbps: expected a positive number, got 0");
+  EXPECT_EQ(error_of(d), "bad.json: $.fabric.nic_speed_Gbps: expected a number from 1 to 1e+06 (plausible range), got 0");
   d = base();
   d["node"]["links"][0]["bandwidth_GBps"] = 50;
   EXPECT_EQ(error_of(d),

@@ -73,5 +73,44 @@ TEST(JsonReader, AtomicWriteReplacesWholeFileAndLeavesNoTemporary) {
   EXPECT_FALSE(write_file_atomic(dir / "no_such_dir" / "x.json", "x").has_value());
 }
 
+TEST(JsonReader, NumberNoDoubleHoldsIsAnInputErrorNotAnAbort) {
+  // nlohmann throws out_of_range (406) for 1e400; it used to escape the reader and abort.
+  auto r = parse_json_text(R"({"layers": 1e400})", "m.json");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().exit_code(), 2);
+  EXPECT_NE(r.error().str().find("m.json: malformed JSON: number overflow parsing '1e400'"), std::string::npos)
+      << r.error().str();
+}
+
+TEST(JsonReader, NestingDeeperThanTheLimitIsRefusedBeforeParsing) {
+  const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(parse_json_text(ok, "ok.json").has_value());
+  // One level more, on line 2: refused with the line. Brackets inside strings do not count.
+  const std::string deep = "\n" + std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  EXPECT_EQ(parse_json_text(deep, "d.json").error().str(), "d.json: malformed JSON: nested deeper than 128 levels at line 2");
+  EXPECT_TRUE(parse_json_text("[\"" + std::string(1000, '[') + "\"]", "s.json").has_value());
+}
+
+TEST(JsonReader, IntegersAreCheckedAtFullWidth) {
+  // 2^64 - 1 is stored unsigned by nlohmann; get<int64_t>() would make it -1.
+  const Json j = Json::parse(R"({"a": 18446744073709551615, "b": 4294967297, "c": -3})");
+  EXPECT_EQ(error_of(j, [](const JsonCursor& c) { c.at("a").as_int(); }).message,
+            "expected an integer in [-2^63, 2^63-1], got 18446744073709551615");
+  EXPECT_EQ(error_of(j, [](const JsonCursor& c) { c.at("a").as_positive_int(); }).message,
+            "expected a positive integer, got 18446744073709551615");
+  EXPECT_EQ(error_of(j, [](const JsonCursor& c) { c.at("b").as_int_in(0, 65536); }).message,
+            "expected an integer from 0 to 65536, got 4294967297");
+  EXPECT_EQ(error_of(j, [](const JsonCursor& c) { c.at("c").as_number_in(0.001, 1e6); }).message,
+            "expected a number from 0.001 to 1e+06 (plausible range), got -3");
+}
+
+TEST(JsonReader, OutputReplacesBytesThatAreNotUtf8) {
+  // \xff is never valid; \xc3\x28 is a lead byte without its continuation; \xe2\x82\xac is the euro sign.
+  EXPECT_EQ(to_valid_utf8("a\xff" "b\xc3\x28" "\xe2\x82\xac"), "a\xef\xbf\xbd" "b\xef\xbf\xbd(" "\xe2\x82\xac");
+  EXPECT_EQ(to_valid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a UTF-16 surrogate
+  const Json j = {{"host", std::string("node\xfe")}};
+  EXPECT_EQ(dump_json(j, -1), "{\"host\":\"node\xef\xbf\xbd\"}");
+}
+
 }  // namespace
 }  // namespace scalescope

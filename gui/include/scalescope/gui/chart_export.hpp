@@ -5,6 +5,7 @@
 #include <QString>
 
 class QAbstractItemModel;
+class QPixmap;
 class QWidget;
 
 namespace scalescope::gui {
@@ -12,8 +13,11 @@ namespace scalescope::gui {
 class ErrorReporter;
 
 /// Renders `w` to `file`: SVG when the name ends in .svg, PNG (or any QImage format) otherwise.
-/// False, with the reason in `why` (may be null), when the file cannot be written.
+/// False, with the reason in `why` (may be null), when the file cannot be written. Like every
+/// output, the bytes go through write_file_atomic (regular or new file, temp + fsync + rename).
 bool export_widget(QWidget* w, const QString& file, QString* why = nullptr);
+/// Encodes `pixmap` in the format the file name's suffix names (PNG by default) and writes it the same way.
+bool save_pixmap(const QPixmap& pixmap, const QString& file, QString* why = nullptr);
 
 /// Adds "Export chart as PNG... / SVG..." to `w`'s context menu; failures go to `errors` (may be null).
 void install_export_menu(QWidget* w, const QString& default_name, ErrorReporter* errors);

@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@
 
 #include "scalescope/models/framework_host.hpp"
 #include "scalescope/models/interference_curves.hpp"
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/models/plan.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/error.hpp"
 #include "scalescope/sim/simulator.hpp"
@@ -95,17 +98,7 @@ struct AttentionSample {
   Seconds forward, backward;
 };
 
-/// The software stack that issues the kernels (not the memory model's `Framework` in memory.hpp, which
-/// decides allocator and workspace overheads) of a training step, which decides the memory-bound
-/// kernels and their bytes (tables in layer_costs.hpp).
-enum class KernelFramework : std::uint8_t {
-  fused,          ///< Megatron-LM style: fused norms / RoPE / SwiGLU / cross entropy, bf16 activations
-  pytorch_eager,  ///< plain PyTorch eager (validation/harness): autocast, or FSDP2 bf16 params for zero=2/3
-};
-std::string_view to_string(KernelFramework f);
-/// "fused" | "megatron" -> fused; "pytorch-eager" | "pytorch-eager-autocast" -> pytorch_eager.
-Expected<KernelFramework> parse_framework(std::string_view name);
-
+class StackProfile;  // stack_profile.hpp
 
 /// What the compute model uses from a calibration profile (see compute_profile.hpp for the loader).
 struct ComputeProfile {
@@ -174,20 +167,21 @@ class ComputeModel {
 
   /// Dense peak of `dtype` (fp8 also accepts "fp8_e4m3"); falls back to bf16, then fp16.
   FlopsPerSecond peak(std::string_view dtype = "bf16") const;
+  /// The GPU the profile was measured on (the cluster's GPU without a profile).
   const std::string& gpu_name() const { return gpu_name_; }
   bool has_profile() const { return !profile_source_.empty(); }
-  /// Software stack whose kernels layer_costs() prices (default fused: Megatron-style training).
-  KernelFramework framework() const { return framework_; }
-  void set_framework(KernelFramework f) { framework_ = f; }
-  /// Fraction of the memory-bound bandwidth that the eager-PyTorch kernels of the byte table reach
-  /// (KernelFramework::pytorch_eager only; many are strided, mixed-dtype or 2-byte kernels, slower than
-  /// the profile's fp32 c = a + b). Default 1 (the hand count as is, provenance "assumed"); the H200
-  /// validation fits it on single-GPU runs only (validation/make_report.py) and passes it in with
-  /// `source` saying so (provenance "fitted").
-  void set_eager_bandwidth_factor(double factor, std::string source);
-  double eager_bandwidth_factor() const { return eager_factor_; }
-  /// A memory-bound kernel of the eager byte table: bytes / (B_mem x eager_bandwidth_factor).
-  KernelCost eager_memory_bound(Bytes bytes) const;
+  /// The software stacks whose kernels layer_cost() prices (stack_profile.hpp): for a plan, the first one whose
+  /// `applies` holds (stack_for); the built-in `fused` stack unless set.
+  const std::shared_ptr<const StackProfile>& stack() const;
+  const StackProfile& stack_for(const ModelSpec& spec, const Plan& plan) const;
+  /// Whether some stack applies to the plan (predict() refuses a plan no stack describes).
+  bool has_stack_for(const ModelSpec& spec, const Plan& plan) const;
+  void set_stack(std::shared_ptr<const StackProfile> stack) { stacks_ = {std::move(stack)}; }
+  void set_stacks(std::vector<std::shared_ptr<const StackProfile>> stacks) { stacks_ = std::move(stacks); }
+  const std::vector<std::shared_ptr<const StackProfile>>& stacks() const { return stacks_; }
+  /// A memory-bound kernel of a stack row that asks for it: bytes / (B_mem x factor); provenance "fitted" when
+  /// `fitted` (the factor was fitted on measurements), else that of B_mem.
+  KernelCost memory_bound(Bytes bytes, double factor, bool fitted) const;
   /// Host (CPU) cost of issuing the framework's kernels (framework_host.hpp); predict() makes the GPU
   /// wait for it when set. Unset by default: the host is assumed never to be the bottleneck.
   void set_host_cost(std::optional<FrameworkHostCost> cost) { host_cost_ = std::move(cost); }
@@ -216,6 +210,7 @@ class ComputeModel {
                                              double flops, Bytes operands) const;
 
   std::string gpu_name_;
+  std::string cluster_gpu_;  ///< the cluster's GPU, whose datasheet gives the peaks
   PeakFlops peak_;
   BytesPerSecond hbm_datasheet_;
   ComputeAssumptions assume_;
@@ -226,9 +221,7 @@ class ComputeModel {
   std::vector<GemmSample> gemms_;
   std::vector<AttentionSample> attention_;
   std::string attention_source_;
-  KernelFramework framework_ = KernelFramework::fused;
-  double eager_factor_ = 1.0;
-  std::string eager_factor_source_;
+  std::vector<std::shared_ptr<const StackProfile>> stacks_;
   BytesPerSecond hbm_bw_;  ///< for GEMM operand traffic (roofline floor)
   Provenance hbm_prov_ = Provenance::datasheet;
   BytesPerSecond elementwise_bw_;  ///< for memory-bound kernels

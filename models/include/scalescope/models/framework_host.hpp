@@ -23,6 +23,11 @@ struct FrameworkHostCost {
   /// host time per layer grows with how many ranks share the host's CPUs, not with the TP degree:
   /// on one lease 8.3 ms with 2 processes (TP=2), 9.8 ms with 4 (TP=4 and TP=2 x DP=2 alike).
   std::map<int, Seconds> tensor_parallel_by_processes;
+  /// Host time outside the layers, 0 when not measured (scalescope.host_dispatch/1 files give none; imported
+  /// stack profiles do): embedding, LM head and loss of one micro-batch (forward + backward), and the
+  /// optimizer step with zero_grad once per step (sim/host_dispatch.hpp).
+  Seconds edge_per_microbatch{0.0};
+  Seconds per_step{0.0};
 
   /// The cost that applies to `plan`'s layers when `processes_on_host` ranks run on each host:
   /// `module` without TP; with TP the cost measured at the process count nearest to it (ties: the
@@ -34,5 +39,7 @@ struct FrameworkHostCost {
 /// {module, tensor_parallel, optional tensor_parallel_by_processes {"<N>": s}} in seconds, > 0,
 /// process counts integers >= 1; other documentation keys are kept out of the model).
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path);
+/// The same from a parsed document (`path` names it in errors).
+Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const std::string& path);
 
 }  // namespace scalescope::models

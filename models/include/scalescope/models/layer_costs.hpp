@@ -27,38 +27,15 @@
 //   written (master, m, v) + 2 (bf16 weight copy) = 34; bf16: 2 + 8 read + 6 written = 16.
 // Every kernel costs ComputeModel::kernel_time (never less than the launch overhead).
 //
-// Frameworks (ComputeModel::framework()). The memory-bound bytes above are those of FUSED training
-// (Megatron-LM: fused RMSNorm / RoPE / SwiGLU / cross entropy, bf16 activations and weights, the fp32
-// main-grad accumulated by the wgrad GEMM). Plain PyTorch eager training, as validation/harness runs it,
-// issues many more: KernelFramework::pytorch_eager replaces them by the byte table below, counted by hand from
-// validation/harness/model.py and parallel.py (GEMMs and flash attention unchanged). Per token of one
-// micro-batch on one tp rank (H hidden, replicated over tp since the harness has no sequence parallel;
-// Q, K query / kv widths and F ffn per rank; a = residual-stream bytes, b = 2 (bf16); c = a + b, one
-// fp32 -> bf16 cast or its backward):
-//   mode autocast (zero=0/1: bf16 autocast over fp32 parameters): a = 4, c = 6
-//   mode FSDP2 bf16 (zero=2/3: fully_shard, MixedPrecisionPolicy(param bf16, reduce fp32), no autocast;
-//     reshard_after_forward for zero=3 only): a = 2, c = 0
-//   row                 forward               backward
-//   norms (2, fp32)     2 x 2a H              2 x 5a H (input grad: read dy, x, write dx; weight grad)
-//   residual (2)        2 x (2a + b) H        2 x (c + 3a) H (branch grad cast; dx = dy + norm-path dx)
-//   linear input casts  5 c H (q, k, v, gate, up)  5 c H + 3 x 3a H (sum of the casts' grads; FSDP2: 3 x 3b H)
-//   rope (q and k)      10 b (Q + K) + cos/sin casts 4 s d (4 + b) per micro-batch   10 b (Q + K)
-//   layout copies       -                     2 b (Q + K) (RoPE grads to (b, s, heads*d) for the dgrads)
-//   activation swiglu   5 b F (silu, mul)     9 b F (mul backward x 2, silu backward)
-//   weights, per parameter of the rank's linears and per micro-batch:
-//     autocast          6 (cast to bf16)      18 (cast the bf16 wgrad back: 6; accumulate into .grad: 12)
-//     FSDP2, n shards   6/n + 4 (all-gather copy-in cast of the fp32 shard, copy-out)
-//                       (zero=3: 6/n + 4 again) + 6 (reduce-scatter copy-in to fp32) + 12/n (accumulate
-//                       into the sharded fp32 grad); the root unit (embedding, head) is never resharded
-//                       after forward, so it gathers once.
-//   LM head: final norm 2a H / 5a H; input cast c H / c H; cross_entropy(logits.float()) per vocab
-//     column on the rank: fwd (b + 4) + 8, bwd 4 + 12 + (4 + b); head weight as the layers' weights.
-//   Embedding (parameter dtype a): fwd 2a H; bwd 3a H per token + a V H (zero-filled dense grad) + 12 V H
-//     (autocast: accumulation into .grad; FSDP2: the root unit's gather and reduce traffic) per micro-batch.
-//   Optimizer: torch.optim.AdamW(fused=True): 28 bytes per parameter (read grad, param, m, v; write
-//     param, m, v), no gradient clipping and no bf16 weight copy (autocast casts per forward).
-// For llama-1b (h 2048, q 2048, kv 512, ffn 8192) this is 768 KB per token per layer (fwd 268 KB, bwd
-// 500 KB) plus 1.46 GB of weight traffic per layer and micro-batch, against 242 KB for fused training.
+// Software stacks (stack_profile.hpp). Which memory-bound kernels a layer runs, and how many bytes each moves,
+// depends on the software stack: the kernel lists above are the built-in `fused` stack
+// (models/stacks/fused.json); plain PyTorch eager training issues many more (models/stacks/pytorch-eager.json:
+// autocast casts, fp32 norms and residual stream, FSDP2 copies, ~768 KB per token per layer for llama-1b
+// against 242 KB fused); a stack imported from a trace lists the user's own kernels with their measured times.
+// layer_cost() and edge_cost() evaluate the compute model's stack: each row's kernels priced by the
+// ComputeModel (GEMM, attention, memory-bound) at the plan's symbol values, measured rows scaled from the
+// trace's shape (stack_profile.hpp), each kernel charged max(t, launch overhead) (launch_floor) or t + the
+// stack's measured gap between kernels.
 #pragma once
 
 #include <array>
@@ -91,6 +68,8 @@ struct PhaseCost {
 
   /// Adds one kernel of device cost `c` (charged max(c.time, launch overhead)).
   void add_kernel(const ComputeModel& model, KernelCost c, double kernel_flops = 0.0, Bytes kernel_bytes = Bytes(0));
+  /// Adds one kernel of device cost `c` charged `charged` on its stream (>= c.time: launch floor or gap).
+  void add_charged(KernelCost c, Seconds charged, double kernel_flops, Bytes kernel_bytes);
   PhaseCost& operator+=(const PhaseCost& o);
   PhaseCost operator*(double k) const;
 };
@@ -101,6 +80,9 @@ struct CostOptions {
   std::string dtype = "bf16";   ///< GEMM data type
   std::string attention_dtype;  ///< attention data type; empty: `dtype` (FP8 plans keep bf16 attention)
   int vocab_multiple = 128;     ///< Megatron --make-vocab-size-divisible-by
+
+  /// The data type of the attention kernels (and of a stack's `"dtype": "attention"` GEMM rows).
+  const std::string& attention_type() const { return attention_dtype.empty() ? dtype : attention_dtype; }
 };
 
 struct LayerCost {
@@ -115,29 +97,14 @@ struct EdgeCost {
 /// Embedding (first stage) and final norm + LM head + loss (last stage), one micro-batch, one tp rank.
 EdgeCost edge_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {});
 
-/// One row of the eager-PyTorch byte table (header comment): bytes read + written by a group of
-/// memory-bound kernels per micro-batch on one tp rank, and how many kernels carry them.
-struct EagerRow {
-  std::string name;
-  Bytes forward, backward;
-  int forward_kernels = 0, backward_kernels = 0;
-};
-/// The rows of one transformer layer (mode from plan.zero: 3 = FSDP2 bf16, else autocast).
-std::vector<EagerRow> eager_layer_rows(const ModelSpec& spec, const Plan& plan);
-/// The rows of the LM head with its loss (head = true) or of the embedding (head = false).
-std::vector<EagerRow> eager_edge_rows(const ModelSpec& spec, const Plan& plan, bool head, int vocab_multiple = 128);
-
-/// Bytes per element of the eager-PyTorch residual stream, which pipeline stages send each other: 4
-/// under autocast (zero 0/1: fp32 parameters, the residual stays fp32), 2 under FSDP2 bf16 (zero 2/3).
-double eager_residual_bytes(const Plan& plan);
-
 /// Gradient bytes per element: 4 (fp32 main grads) for mixed precision and fp8, 2 for bf16 and fp16.
 double grad_bytes_per_element(Precision precision);
 /// The same for a plan: 2 when it accumulates and reduces gradients in 16 bits (grad_reduce_in_fp32=false).
 double grad_bytes_per_element(const Plan& plan);
 
-/// Adam step over the `params` parameters this rank updates (already divided by dp under ZeRO); with
-/// KernelFramework::pytorch_eager the fused torch AdamW (28 bytes per parameter, one kernel).
-PhaseCost optimizer_cost(double params, Precision precision, const ComputeModel& model);
+/// The stack's optimizer step over the `params` parameters this rank updates (already divided by dp under ZeRO):
+/// built in, Adam at 34 bytes per parameter mixed (fused) or torch's fused AdamW at 28 (pytorch-eager).
+PhaseCost optimizer_cost(double params, const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
+                         const CostOptions& options = {});
 
 }  // namespace scalescope::models

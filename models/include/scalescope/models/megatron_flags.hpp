@@ -5,7 +5,8 @@
 //   --tensor-model-parallel-size tp, --pipeline-model-parallel-size pp, --context-parallel-size cp,
 //   --cp-comm-type cp_comm (p2p | a2a | allgather), --virtual-pipeline-model-parallel-size vpp (and
 //   schedule=interleaved), --num-layers-per-virtual-pipeline-stage (vpp = layers / pp / n),
-//   --micro-batch-size mbs (default 1), --global-batch-size gbs (default mbs x dp),
+//   --micro-batch-size mbs (default 1), --global-batch-size gbs (default mbs x dp), --seq-length seq (when it
+//   differs from the model's seq_len),
 //   --sequence-parallel sp, --use-distributed-optimizer zero=1, --use-torch-fsdp2 / --use-megatron-fsdp
 //   zero=3, --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap,
 //   --ddp-bucket-size (elements; default max(40M, 1M x dp x cp) with --overlap-grad-reduce, one bucket
@@ -17,7 +18,7 @@
 //   --pipeline-model-parallel-layout; the world size from torchrun's --nnodes x --nproc-per-node, else
 //   from the caller (the cluster's GPUs), giving dp = world / (tp cp pp).
 // Checked against the model (a different value is a contradiction, rejected naming the flag):
-//   --num-layers, --hidden-size, --num-attention-heads, --ffn-hidden-size, --seq-length,
+//   --num-layers, --hidden-size, --num-attention-heads, --ffn-hidden-size,
 //   --num-query-groups (with --group-query-attention), --normalization; and, when the flags describe the
 //   model (--num-layers given), the switches --swiglu and --untie-embeddings-and-output-weights.
 // Contradictions between flags (--bf16 with --fp16, a plan validate() refuses) are rejected naming the

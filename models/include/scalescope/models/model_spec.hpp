@@ -15,17 +15,23 @@ namespace scalescope::models {
 
 enum class FfnKind { gelu, swiglu };         ///< gelu: 2 matrices h x f; swiglu: 3 (gate, up, down)
 enum class NormKind { layernorm, rmsnorm };  ///< layernorm: weight + bias (2h); rmsnorm: weight (h)
-enum class Positional {
-  rope,
-  learned
-};  ///< learned: a seq_len x hidden table; rope: no parameters
+/// rope: rotary embedding (no parameters, kernels on q and k); learned: a seq_len x hidden table added to the
+/// embedding output; alibi: a bias inside the attention kernel (no parameters, no separate kernels); none: nothing.
+enum class Positional { rope, learned, alibi, none };
+
+/// Upper bounds check_model() enforces (docs/plausible-ranges.md gives the reasons).
+inline constexpr std::int64_t kMaxModelLayers = 16384;
+inline constexpr std::int64_t kMaxModelWidth = 1 << 20;  ///< hidden and head_dim; ffn_hidden: 4x
+inline constexpr std::int64_t kMaxModelHeads = 65536;
+inline constexpr std::int64_t kMaxModelVocab = 1 << 24;
+inline constexpr std::int64_t kMaxModelSeqLen = 1 << 24;
 
 /// A decoder-only transformer as the counts, the memory model and the task graphs see it.
 ///
 /// Native JSON (every key below; unknown keys are rejected):
 ///   name, layers, hidden, heads, kv_heads, ffn_hidden, ffn ("gelu"|"swiglu"),
 ///   norm ("layernorm"|"rmsnorm"), bias, vocab, tied_embeddings, seq_len
-/// optional: head_dim (when it is not hidden/heads), positional ("rope" default | "learned"),
+/// optional: head_dim (when it is not hidden/heads), positional ("rope" default | "learned" | "alibi" | "none"),
 ///   qkv_bias (default: bias; Qwen2 has qkv bias and no other linear bias), source (free text).
 struct ModelSpec {
   std::string name;

@@ -72,10 +72,16 @@ struct Plan {
   /// transformer layer, 'E' the embedding (first entry), 'L' the loss (last entry), "x*n" and
   /// "(...)*n" repeat, commas are cosmetic. Empty: even layout (or first/last_stage_layers).
   std::string pp_layout;
+  /// Sequence length of the run (Megatron's --seq-length); 0: the model's seq_len. with_plan_seq() applies it.
+  int seq = 0;
 
-  int gpus() const { return tp * cp * pp * dp; }
-  /// Micro-batches per pipeline per iteration: gbs / (mbs * dp).
-  int num_microbatches() const { return gbs / (mbs * dp); }
+  /// tp * cp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
+  int gpus() const {
+    const long long g = static_cast<long long>(tp) * cp * pp * dp;
+    return g > 2147483647LL ? 2147483647 : static_cast<int>(g);
+  }
+  /// Micro-batches per pipeline per iteration: gbs / (mbs * dp) (the product at 64 bits).
+  int num_microbatches() const { return static_cast<int>(gbs / (static_cast<long long>(mbs) * dp)); }
   bool fp8() const { return precision == Precision::fp8; }
   bool operator==(const Plan&) const = default;
 };
@@ -85,6 +91,9 @@ std::string_view to_string(Recompute r);
 std::string_view to_string(Precision p);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(CpComm c);
+
+/// `spec` with the plan's sequence length (Plan::seq) when it sets one.
+ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan);
 
 /// Parses "tp=8,pp=4,dp=32,zero=1,mbs=1,gbs=1536,schedule=1f1b". Keys: plan_keys() (the fields of
 /// Plan); gbs is required, the others default as in Plan. Booleans: true/false/1/0. Errors name the key:
@@ -96,11 +105,17 @@ Expected<Plan> load_plan(const std::filesystem::path& file);
 /// A path to a JSON plan file (ends in .json or exists) or the text form.
 Expected<Plan> parse_plan_or_file(std::string_view text_or_path);
 
-/// Text form with every key, in plan_keys() order; parse_plan(to_string(p)) == p.
+/// Text form with every key, in plan_keys() order (seq only when set, pp_layout only when not empty);
+/// parse_plan(to_string(p)) == p.
 std::string to_string(const Plan& p);
 Json to_json(const Plan& p);
 /// The keys of the text and JSON forms, in order.
 const std::vector<std::string>& plan_keys();
+
+/// Limits validate() enforces: GPUs one plan spans, and micro-batches per pipeline per iteration
+/// (the task graph holds tasks per micro-batch; 65,536 is far beyond any real gradient accumulation).
+inline constexpr long long kMaxPlanGpus = 1LL << 24;
+inline constexpr int kMaxMicrobatches = 65536;
 
 /// What a valid plan still deserves a remark about (fewer GPUs used than available, ZeRO with
 /// dp=1...).
@@ -109,12 +124,15 @@ struct PlanCheck {
 };
 
 /// Rejects plans that cannot run, naming the rule: tp divides heads, kv_heads and ffn_hidden (the
-/// vocabulary is padded, Megatron-style, so it need not divide); pp divides layers (pp*vpp for
-/// interleaved); gbs divisible by mbs*dp; interleaved needs pp > 1, vpp > 1 and microbatches % pp
-/// == 0 (Megatron's rule), vpp > 1 needs interleaved; sp needs tp > 1 and seq_len % tp == 0; zero
-/// in 0..3; tp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips
-/// this). Errors have file "plan" and the key as path, e.g. "plan: tp: tp=3 does not divide
-/// heads=32".
+/// vocabulary is padded, Megatron-style, so it need not divide); the pipeline layout places every layer
+/// (pipeline_layout.hpp: pp*vpp divides layers, or first/last_stage_layers, or pp_layout); gbs divisible
+/// by mbs*dp; interleaved needs pp > 1, vpp > 1 and microbatches % pp == 0 (Megatron's rule), vpp > 1
+/// needs interleaved; cp: 2*cp divides seq_len (a2a: tp*cp divides heads); sp needs tp > 1 and tp to
+/// divide seq_len / cp; FP8 keys need precision=fp8, the overlap flags Megatron-LM's prerequisites; zero
+/// in 0..3; tp*cp*pp*dp <= kMaxPlanGpus (products at 64 bits), gbs/(mbs*dp) <= kMaxMicrobatches;
+/// tp*cp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips this).
+/// seq_len is the plan's seq when set. Errors have file "plan" and the key as path, e.g. "plan: tp: tp=3
+/// does not divide heads=32".
 Expected<PlanCheck> validate(const Plan& plan, const ModelSpec& model, int gpus_available);
 
 }  // namespace scalescope::models

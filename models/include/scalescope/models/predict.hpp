@@ -12,6 +12,7 @@
 //                  optimizer, exposed communication per kind, pipeline bubble (idle incl. waiting)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct Prediction {
   double hardware_flops = 0;  ///< per step, with recompute
   double mfu = 0, hfu = 0;
   double peak_tflops = 0;     ///< bf16 dense peak per GPU used for MFU
+  /// The most MFU and HFU can reach: 1, or the fp8 over the bf16 dense peak for precision=fp8 plans, whose
+  /// layer GEMMs run on the FP8 tensor cores (MFU stays relative to the bf16 peak, as published).
+  double mfu_ceiling = 1.0;
   MemoryBreakdown memory;
   Bytes gpu_memory;
   bool fits_memory = false;
@@ -61,7 +65,20 @@ struct Prediction {
   std::vector<SourcedValue> compute_inputs;
 };
 
+/// Largest task graph predict() builds, in micro-batch x layer-task units per simulated pipeline
+/// (about 0.9 kB each): beyond it the plan is refused before anything is allocated.
+inline constexpr double kMaxTaskUnits = 2097152;
+
+/// Longest step time a prediction may report: 10^9 s (32 years); the engine's clock saturates at
+/// 2^63 ns, so anything near it is a pinned clock, not a result.
+inline constexpr double kMaxStepTimeS = 1e9;
+
+/// Why a prediction cannot be trusted, or nullopt: step time not in (0, kMaxStepTimeS], MFU or HFU
+/// above mfu_ceiling (100% of the bf16 peak; the fp8 peak for FP8 plans), negative or non-finite memory. predict() returns such a result as a runtime Error.
+std::optional<std::string> implausible_result(const Prediction& p);
+
 /// Validates the plan against the model and cluster, builds, simulates and summarises.
+/// Fails (runtime Error) when implausible_result() finds the result implausible.
 Expected<Prediction> predict(const ModelSpec& model, const Plan& plan, const Cluster& cluster,
                              const CollectiveModel& collectives, const ComputeModel& compute,
                              const PredictOptions& options = {});

@@ -39,6 +39,8 @@ struct MeasuredRun {
 /// Reads one measured-run file (unknown top-level keys are allowed: the harness records its
 /// environment; the keys used are checked).
 Expected<MeasuredRun> load_measured_run(const std::filesystem::path& file);
+/// The same from a parsed document (`file` names it in errors and becomes MeasuredRun::file).
+Expected<MeasuredRun> measured_run_from_json(const Json& doc, const std::filesystem::path& file);
 /// A file, or every *.json in a folder (sorted by name).
 Expected<std::vector<MeasuredRun>> load_measured(const std::filesystem::path& file_or_dir);
 

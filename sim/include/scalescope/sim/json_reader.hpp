@@ -13,20 +13,31 @@
 #include <nlohmann/json.hpp>
 
 #include "scalescope/sim/error.hpp"
+#include "scalescope/sim/file_io.hpp"  // write_file_atomic, read_input_file
 
 namespace scalescope {
 
 using Json = nlohmann::json;
 
-/// Parses a whole file; a missing file or malformed JSON becomes an input Error naming the file
-/// (and the line/column nlohmann reports).
+/// Deepest nesting of arrays and objects a JSON input may have (real files nest < 10 levels).
+inline constexpr int kMaxJsonDepth = 128;
+
+/// Parses a whole file (read_input_file: regular files up to kMaxInputFileBytes); a missing file,
+/// malformed JSON, nesting deeper than kMaxJsonDepth or a number no double holds (1e400) becomes an
+/// input Error naming the file (and the line/column nlohmann reports).
 Expected<Json> read_json_file(const std::filesystem::path& file);
 /// Parses text that came from somewhere other than a file (`source` names it in errors).
 Expected<Json> parse_json_text(std::string_view text, std::string source);
 
-/// Writes `content` to `file` atomically: a temporary file in the same folder, flushed, then
-/// renamed over the target, so readers never see a half-written result.
-Expected<bool> write_file_atomic(const std::filesystem::path& file, std::string_view content);
+/// JSON text for result files and stdout. Strings that are not UTF-8 (host names from logs, file
+/// names, command-line text) come out with U+FFFD in place of the bad bytes instead of an exception.
+template <class J>
+std::string dump_json(const J& j, int indent = 2) {
+  return j.dump(indent, ' ', false, J::error_handler_t::replace);
+}
+
+/// `text` with every byte sequence that is not well-formed UTF-8 replaced by U+FFFD.
+std::string to_valid_utf8(std::string_view text);
 
 /// A position inside a JSON document: the value, the file it came from and its JSON path.
 class JsonCursor {
@@ -73,6 +84,11 @@ class JsonCursor {
   std::int64_t as_int() const;
   std::int64_t as_positive_int() const;
   std::int64_t as_nonnegative_int() const;
+  /// An integer in [lo, hi], checked at full width before any narrowing (e.g. into an int).
+  std::int64_t as_int_in(std::int64_t lo, std::int64_t hi) const;
+  /// A finite number in [lo, hi]: a physical value's plausible range (docs/plausible-ranges.md).
+  double as_number_in(double lo, double hi) const;
+  double get_number_in(std::string_view key, double lo, double hi) const { return at(key).as_number_in(lo, hi); }
   /// One of `choices`; fails with the list of accepted values.
   std::string as_enum(std::initializer_list<std::string_view> choices) const;
 

@@ -1,0 +1,250 @@
+// import_torch_trace (torch_trace.hpp): the trace's rows, host cost, kernel gap and memory anchors, on top of a
+// built-in stack's memory rules, as one `scalescope.stack/1` document.
+#include "scalescope/calibrate/torch_trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "scalescope/models/counts.hpp"
+#include "scalescope/models/stack_profile.hpp"
+#include "torch_trace_impl.hpp"
+
+namespace scalescope::calib {
+
+namespace {
+
+using namespace trace;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
+
+/// Median idle time between back-to-back kernels of one stream: the next was launched before the previous ended,
+/// so the GPU had it queued and the gap is the GPU's own.
+double kernel_gap_us(const Events& ev, const Step& st) {
+  std::vector<std::pair<std::int64_t, std::size_t>> by_stream;
+  for (std::size_t i = 0; i < st.kernels.size(); ++i) by_stream.emplace_back(ev.gpu[st.kernels[i].gpu].stream, i);
+  std::sort(by_stream.begin(), by_stream.end(), [&](auto& a, auto& b) {
+    return a.first != b.first ? a.first < b.first : ev.gpu[st.kernels[a.second].gpu].ts < ev.gpu[st.kernels[b.second].gpu].ts;
+  });
+  std::vector<double> gaps;
+  for (std::size_t j = 1; j < by_stream.size(); ++j) {
+    if (by_stream[j].first != by_stream[j - 1].first) continue;
+    const Kernel &a = st.kernels[by_stream[j - 1].second], &b = st.kernels[by_stream[j].second];
+    const GpuActivity &ga = ev.gpu[a.gpu], &gb = ev.gpu[b.gpu];
+    if (ev.launches[b.launch].ts < ga.ts + ga.dur && gb.ts >= ga.ts + ga.dur) gaps.push_back(gb.ts - (ga.ts + ga.dur));
+  }
+  return median(gaps);
+}
+
+struct Host {
+  double layer_forward_us = 0, layer_backward_us = 0, edges_us = 0, optimizer_us = 0, step_us = 0;
+};
+
+/// Profiled CPU time of the step's parts: a layer's forward (between the first launches of consecutive layers on
+/// the main thread), a layer's backward (between the first backward launches of consecutive layers), the
+/// optimizer windows, and the rest.
+Host profiled_host(const Events& ev, const Step& st) {
+  Host h;
+  const int L = st.layers;
+  h.step_us = st.t1 - st.t0;
+  h.layer_forward_us = (st.layer_start_ts[static_cast<std::size_t>(L)] - st.layer_start_ts.front()) / L;
+  std::vector<double> first(static_cast<std::size_t>(L), -1.0);
+  for (const Kernel& k : st.kernels) {
+    if (k.phase != Phase::backward || k.segment < 0 || k.segment >= L) continue;
+    double& f = first[static_cast<std::size_t>(k.segment)];
+    if (f < 0.0) f = ev.launches[k.launch].ts;
+  }
+  if (first.front() >= 0.0 && first.back() >= 0.0) h.layer_backward_us = (first.front() - first.back()) / (L - 1);
+  for (const auto& w : st.optimizer_windows) h.optimizer_us += w.second - w.first;
+  h.edges_us = std::max(0.0, h.step_us - L * (h.layer_forward_us + h.layer_backward_us) - h.optimizer_us);
+  return h;
+}
+
+/// Allocated bytes just before `ts` (the last CUDA memory event at or before it), or -1 without one.
+double allocated_at(const std::vector<const MemoryEvent*>& mem, double ts) {
+  double v = -1.0;
+  for (const MemoryEvent* m : mem) {
+    if (m->ts > ts) break;
+    v = m->total_allocated;
+  }
+  return v;
+}
+
+std::string short_software(const std::string& s) { return s.empty() ? "PyTorch (version not recorded in the trace)" : s; }
+
+}  // namespace
+
+Expected<TraceImport> import_torch_trace(const std::string& file, const models::ModelSpec& model_in,
+                                         const TraceImportOptions& o) {
+  if (o.micro_batch <= 0) return input_error("", "--micro-batch", "expected the traced step's micro-batch size (> 0)");
+  models::ModelSpec model = model_in;
+  if (o.layers > 0) model.layers = o.layers;
+  if (o.seq > 0) model.seq_len = o.seq;
+  auto base_doc = models::builtin_stack_document(o.base);
+  if (!base_doc) return base_doc.error();
+  auto base = models::stack_from_json(*base_doc, "<builtin:" + o.base + ">");
+  if (!base) return base.error();
+
+  auto events = read_events(file, o.progress);
+  if (!events) return events.error();
+  const Events& ev = *events;
+  TraceImport out;
+  TraceImportSummary& sum = out.summary;
+  sum.events = ev.events;
+  sum.gpu = ev.gpu_name;
+  auto step = analyse_step(ev, model.layers, file, sum);
+  if (!step) return step.error();
+  const Step& st = *step;
+
+  // The traced plan: one GPU; FSDP2 (its record_function ranges) marks a ZeRO-3 program; bf16 parameters
+  // (the optimizer's inputs) a pure-bf16 one.
+  bool fsdp = false;
+  for (const auto& a : ev.annotations) fsdp = fsdp || starts_with(ev.name(a.name), "FSDP::");
+  // The parameters' dtype: the embedding table's (the first lookup of a vocab x hidden table in the step).
+  bool bf16_params = false;
+  for (const CpuOp& op : ev.ops) {
+    if (op.ts < st.t0 || op.ts > st.t1 || op.inputs.empty()) continue;
+    const std::string& n = ev.name(op.name);
+    if (n != "aten::embedding" && n != "aten::gather" && n != "aten::index_select") continue;
+    const auto& d = op.inputs.front().dims;
+    if (d.size() == 2 && d[0] == model.vocab && d[1] == model.hidden) {
+      bf16_params = op.inputs.front().type == "c10::BFloat16";
+      break;
+    }
+  }
+  models::Plan plan;
+  plan.mbs = o.micro_batch;
+  plan.gbs = o.micro_batch;
+  plan.zero = fsdp ? 3 : 0;
+  plan.precision = bf16_params ? models::Precision::bf16 : models::Precision::mixed;
+  const double params = static_cast<double>(models::count_params(model).total());
+  const std::vector<double> v = base->bind(model, plan, true, false, 128, params);
+  Symbols sym;
+  const auto& names = models::stack_base_symbols();
+  for (std::size_t i = 0; i < names.size(); ++i) sym[names[i]] = v[i];
+
+  if (o.progress) o.progress("step: " + std::to_string(st.kernels.size()) + " GPU activities, " +
+                             std::to_string(st.period) + " forward kernels per layer");
+  Json phases = build_rows(ev, st, sym, sum);
+  for (const Kernel& k : st.kernels) sum.gpu_busy_s += ev.gpu[k.gpu].dur * 1e-6;
+
+  // Host cost.
+  const Host host = profiled_host(ev, st);
+  double D = 1.0;
+  const std::string how_host = o.host_step_time_s
+      ? "the trace's CPU time per part divided by the profiler's dilation D, which makes the unprofiled step time " +
+            std::to_string(*o.host_step_time_s) + " s at " + std::to_string(o.host_micro_batch) + " x " +
+            std::to_string(o.host_seq) + " (GPU idle) what the host takes: S = (step - optimizer)/D + max(optimizer/D, "
+            "optimizer GPU time)"
+      : "the trace's CPU time as profiled (no unprofiled host-bound step time given: over-states the host)";
+  if (o.host_step_time_s) {
+    const double S = *o.host_step_time_s * 1e6, G = sum.optimizer_gpu_s * 1e6;
+    const double rest = host.step_us - host.optimizer_us;
+    if (S > G && rest > 0.0) D = rest / (S - G);
+    if (host.optimizer_us / D > G) D = host.step_us / S;
+    if (!(D > 0.0) || !std::isfinite(D)) {
+      return input_error("", "--host-step-time", "cannot be explained by this trace (the step's optimizer alone takes " +
+                                                     std::to_string(G * 1e-6) + " s of GPU time)");
+    }
+  } else {
+    sum.notes.push_back("no --host-step-time: host time per layer kept as profiled, which torch.profiler dilates "
+                        "(record_shapes, profile_memory); launch-bound shapes will be predicted too slow");
+  }
+  sum.host_dilation = D;
+  const Json host_json{{"per_layer_microbatch_s", {{"module", (host.layer_forward_us + host.layer_backward_us) / D * 1e-6}}},
+                       {"per_edge_microbatch_s", host.edges_us / D * 1e-6},
+                       {"per_step_s", host.optimizer_us / D * 1e-6},
+                       {"source", file},
+                       {"method", how_host}};
+
+  // Memory anchors.
+  std::vector<const MemoryEvent*> mem;
+  for (const auto& m : ev.memory)
+    if (m.device_type == 1 && m.ts >= st.t0 && m.ts <= st.t1) mem.push_back(&m);
+  Json base_memory = (*base_doc)["memory"];
+  Json memory = base_memory;
+  std::vector<std::pair<std::string, double>> mem_symbols;
+  std::sort(mem.begin(), mem.end(), [](const MemoryEvent* a, const MemoryEvent* b) { return a->ts < b->ts; });
+  double first_forward = st.t1;
+  for (const Kernel& k : st.kernels)
+    if (k.phase == Phase::forward) first_forward = std::min(first_forward, ev.launches[k.launch].ts);
+  if (!mem.empty()) {
+    // States: what is allocated when the forward starts (zero_grad has freed last step's gradients).
+    const double at_forward = allocated_at(mem, first_forward);
+    const double start = at_forward >= 0.0 ? at_forward : mem.front()->total_allocated - mem.front()->bytes;
+    const double a0 = allocated_at(mem, st.layer_start_ts.front());
+    const double aL = allocated_at(mem, st.layer_start_ts.back());
+    double peak = start;
+    for (const MemoryEvent* m : mem) peak = std::max(peak, m->total_allocated);
+    const double act = a0 >= 0.0 && aL >= a0 ? (aL - a0) / model.layers : 0.0;
+    double opt_peak = 0.0;  // the optimizer step's own peak: states, gradients and its temporaries
+    for (const MemoryEvent* m : mem) {
+      for (const auto& w : st.optimizer_windows)
+        if (m->ts >= w.first && m->ts <= w.second) opt_peak = std::max(opt_peak, m->total_allocated);
+    }
+    memory["measured"] = {{"states_bytes", std::max(0.0, start)},
+                          {"activations_per_layer_bytes", act},
+                          {"rest_bytes", std::max(0.0, peak - start - model.layers * act)},
+                          {"optimizer_peak_bytes", opt_peak},
+                          {"note", "from the trace's [memory] events: allocated before the step, the forward's growth "
+                                   "per layer, and the rest at the step's peak (" + std::to_string(peak / 1073741824.0) +
+                                   " GiB)"}};
+    const models::StageParams held = models::params_per_tp_rank(model, models::even_layout(model, 1, 1), 0, 1, 128);
+    mem_symbols = {{"P", static_cast<double>(held.total())}, {"P_layer_max", static_cast<double>(held.largest_layer)},
+                   {"L_stage", static_cast<double>(model.layers)}, {"inflight", 1.0}, {"stage_first", 1.0},
+                   {"stage_last", 1.0}, {"activations", act * model.layers}};
+  } else {
+    sum.notes.push_back("no CUDA [memory] events (profile_memory=False): memory from the " + o.base + " rules alone");
+  }
+
+  // Residual stream width: the dtype of the layers' residual adds (aten::add over T x H elements).
+  double residual = 2.0;
+  for (const Kernel& k : st.kernels) {
+    if (k.phase != Phase::forward || k.segment != 0 || k.inner < 0) continue;
+    const CpuOp& op = ev.ops[static_cast<std::size_t>(k.inner)];
+    if (ev.name(op.name) != "aten::add" || op.inputs.empty()) continue;
+    if (std::fabs(op.inputs[0].elements - sym["T"] * sym["H"]) < 0.5 && op.inputs[0].type == "float") residual = 4.0;
+  }
+
+  Json trace_symbols = Json::object();
+  for (const auto& [n, val] : sym) trace_symbols[n] = val;
+  for (const auto& [n, val] : mem_symbols) trace_symbols[n] = val;
+  const std::string stem = std::filesystem::path(file).filename().string();
+  Json& s = out.stack;
+  s = Json{{"schema", "scalescope.stack/1"},
+           {"name", o.name.empty() ? stem.substr(0, stem.find('.')) : o.name},
+           {"description", "Imported by `scalescope import torch-trace` from " + stem + " (" + ev.gpu_name + "): the " +
+                               "traced program's kernels with their measured times, scaled to other shapes by the " +
+                               "calibration profile; memory rules of the built-in " + o.base + " stack anchored to " +
+                               "the trace's allocations"},
+           {"vars", (*base_doc).value("vars", Json::array())},
+           {"properties", {{"residual_bytes", residual},
+                           {"fsdp2", fsdp ? "zero >= 2 && dp > 1" : "0"},
+                           {"torch_pipelining", true},
+                           {"launch_floor", false},
+                           {"kernel_gap_s", kernel_gap_us(ev, st) * 1e-6},
+                           {"applies", fsdp ? "zero >= 2" : "zero <= 1"}}},
+           {"phases", phases},
+           {"memory", memory},
+           {"host", host_json},
+           {"trace", {{"file", stem}, {"gpu", ev.gpu_name}, {"software", short_software(o.software)},
+                      {"step_time_s", o.step_time_s.value_or(0.0)}, {"symbols", trace_symbols}}},
+           {"import", {{"events", sum.events}, {"kernels", sum.kernels}, {"forward_kernels_per_layer", st.period},
+                       {"gpu_busy_s", sum.gpu_busy_s}, {"layer_forward_gpu_s", sum.layer_forward_gpu_s},
+                       {"layer_backward_gpu_s", sum.layer_backward_gpu_s}, {"edge_gpu_s", sum.edge_gpu_s},
+                       {"optimizer_gpu_s", sum.optimizer_gpu_s}, {"communication_gpu_s", sum.comm_gpu_s},
+                       {"unscaled_gpu_s", sum.fixed_gpu_s}, {"profiled_step_cpu_s", sum.step_cpu_s},
+                       {"host_dilation", D}, {"notes", sum.notes}}}};
+  // The document must load (every expression parses) before anyone uses it.
+  auto check = models::stack_from_json(s, file + " (imported)");
+  if (!check) return runtime_error("the imported stack does not load: " + check.error().str());
+  return out;
+}
+
+}  // namespace scalescope::calib

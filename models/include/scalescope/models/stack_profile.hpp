@@ -1,0 +1,180 @@
+// Software stacks as data (docs/stack-profile.md): what a framework launches for one transformer layer, the
+// embedding, the LM head and the optimizer step, which tensors it keeps, and how long its host takes to issue
+// them. One cost model (layer_costs.hpp, memory.hpp) reads a stack profile together with the calibration
+// profile (hardware) and the plan; no code path branches on a framework's name.
+//
+// A stack profile (`scalescope.stack/1`) is either built in (`fused`: Megatron-style fused kernels;
+// `pytorch-eager`: plain PyTorch as validation/harness runs it; models/stacks/*.json, compiled into the
+// program) or imported from a one-GPU PyTorch profiler trace of the user's own job (`scalescope import
+// torch-trace`, calibrate/torch_trace.hpp).
+//
+// Each phase (layer forward/backward, embedding forward/backward, head forward/backward, optimizer) is a list
+// of rows; a row is one kernel or a group of like kernels:
+//   gemm       m, n, k, batch (cuBLAS arguments, expressions) and dtype: ComputeModel::gemm
+//   attention  batch, heads, kv_heads, head_dim, seq, causal, pass (forward | backward), io bytes:
+//              ComputeModel::attention (flash attention; FLOPs 4 b H s^2 d, halved when causal, x2.5 backward)
+//   memory     bytes (read + written): ComputeModel::memory_bound, split evenly over `kernels`
+//   fixed      time_s, whatever the plan: a kernel the importer could not scale
+// Sizes are expressions (expr.hpp) over the symbols of stack_symbols() (model, plan and per-rank widths) and
+// the stack's own `vars`. `when` (an expression) drops a row where it is 0. A row with `time_s` is MEASURED at
+// the trace's symbol values (the profile's `trace.symbols`): its cost at a plan is
+//     time_s x cost(row at the plan) / cost(row at the trace)
+// so the user's own kernels set the level and the calibration profile the change with the shape.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scalescope/models/expr.hpp"
+#include "scalescope/models/framework_host.hpp"
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/models/plan.hpp"
+#include "scalescope/sim/error.hpp"
+#include "scalescope/sim/json_reader.hpp"
+
+namespace scalescope::models {
+
+enum class StackPhase : std::uint8_t {
+  layer_forward,
+  layer_backward,
+  embedding_forward,
+  embedding_backward,
+  head_forward,
+  head_backward,
+  optimizer
+};
+inline constexpr int kNumStackPhases = 7;
+std::string_view to_string(StackPhase p);
+
+enum class RowKind : std::uint8_t { gemm, attention, memory, fixed };
+std::string_view to_string(RowKind k);
+
+struct StackRow {
+  std::string name;
+  RowKind kind = RowKind::memory;
+  Expr when;     ///< empty: always
+  Expr kernels;  ///< kernels the row stands for (default 1)
+  // gemm
+  Expr m, n, k, batch;
+  std::string dtype = "compute";  ///< "compute": CostOptions::dtype; else a GEMM dtype
+  // attention
+  Expr heads, kv_heads, head_dim, seq;  ///< batch is `batch`
+  bool causal = true;
+  bool backward = false;  ///< attention pass
+  Expr io;                ///< attention bytes moved
+  // memory
+  Expr bytes;
+  bool bandwidth_factor = false;     ///< apply the stack's memory_bandwidth_factor
+  bool selective_recompute = false;  ///< recomputed by Recompute::selective (its forward runs again)
+  std::optional<double> time_s;      ///< measured at the trace (see the header comment)
+};
+
+/// Memory rules: bytes per rank of one pipeline stage, expressions over stack_memory_symbols().
+struct StackMemory {
+  Expr weights, grads, optimizer;
+  Expr activations_per_layer;  ///< one layer, one micro-batch
+  Expr embedding_logits;       ///< may read `activations` (per_layer x layers x inflight)
+  Expr recompute_workspace, zero3_gather, framework_copies;
+  /// Measured anchors (imported stacks): the value at the trace's memory symbols; the rule's value is then
+  /// scaled as the rows' times are (measured x rule(plan) / rule(trace)).
+  std::optional<double> measured_states, measured_activations_per_layer, measured_rest;
+  /// The optimizer step's peak (allocated bytes, measured), scaled with the states rule; the rank's peak is the
+  /// larger of it and the forward/backward peak.
+  std::optional<double> measured_optimizer_peak;
+};
+
+/// The trace a stack was imported from: the symbol values of its shape, for measured rows.
+struct StackTrace {
+  /// Symbol values at the trace's shape, by name (stack_base_symbols() and the memory extras); the cost and
+  /// memory tables are filled from them at load.
+  std::vector<std::pair<std::string, double>> symbols;
+  std::string file, gpu, software;
+  double step_time_s = 0.0;  ///< unprofiled step time at the trace's shape, if recorded
+};
+
+class StackProfile {
+ public:
+  std::string name;
+  std::string description;
+  std::string source;  ///< file or "<builtin:NAME>", for provenance
+  std::array<std::vector<StackRow>, kNumStackPhases> phases;
+  StackMemory memory;
+  /// Bytes per element of the residual stream that PP sends and TP collectives of the residual side carry.
+  Expr residual_bytes;
+  Expr fsdp2;  ///< ZeRO-2/3 as PyTorch FSDP2 (gathers per micro-batch; builder_impl.hpp)
+  bool torch_pipelining = false;  ///< interleaved PP as torch.distributed.pipelining's program
+  /// zero=1 is Megatron-Core's distributed optimizer (gradient reduce-scatters overlapped with the backward,
+  /// optionally parameter all-gathers with the next forward; builder_impl.hpp), not PyTorch's
+  /// ZeroRedundancyOptimizer (all-reduce after the backward, all-gather after the step).
+  bool distributed_optimizer = false;
+  double memory_bandwidth_factor = 1.0;
+  std::string memory_bandwidth_factor_source;
+  /// Per-kernel cost rule: true: max(t, launch overhead) (the host issues a kernel at most every launch
+  /// overhead); false: t + kernel_gap_s (measured gap between back-to-back kernels; the host is modelled
+  /// by `host`).
+  bool launch_floor = true;
+  double kernel_gap_s = 0.0;
+  Expr applies;  ///< the plans this stack describes (default: all)
+  std::optional<StackTrace> trace;
+  std::optional<FrameworkHostCost> host;  ///< measured host cost of the stack's own program
+  /// Host time per kernel issued, when the stack gives that instead of `host` (the built-in eager stack: its
+  /// per-layer host cost measured on one machine divided by the kernels it issues per layer); predict() turns it
+  /// into per-layer, per-edge and per-step costs from the kernel counts of the plan's rows.
+  std::optional<double> host_per_kernel_s;
+  std::string host_source;
+
+  /// Cost symbols: stack_base_symbols() followed by the stack's `vars`.
+  const SymbolTable& symbols() const { return table_; }
+  /// Memory symbols: symbols(), then stack_memory_extra_symbols(), then the memory section's `vars`.
+  const SymbolTable& memory_symbols() const { return memory_table_; }
+
+  /// Cost symbol values for `spec` under `plan` (vars evaluated).
+  std::vector<double> bind(const ModelSpec& spec, const Plan& plan, bool flash_attention, bool dropout,
+                           int vocab_multiple, double optimizer_params = 0.0) const;
+  /// Memory symbol values: `cost` (from bind()) extended by the stage's memory symbols (vars evaluated).
+  struct StageValues {
+    double params = 0, largest_layer_params = 0, layers = 0, inflight = 0, activations = 0;
+    bool first = false, last = false;
+  };
+  std::vector<double> bind_memory(std::vector<double> cost, const StageValues& stage) const;
+  /// The cost symbols at the trace (empty without one).
+  const std::vector<double>& trace_values() const { return trace_values_; }
+  /// The memory symbols at the trace (empty without memory anchors).
+  const std::vector<double>& trace_memory_values() const { return trace_memory_values_; }
+  bool applies_to(const ModelSpec& spec, const Plan& plan) const;
+
+ private:
+  friend Expected<StackProfile> stack_from_json(const Json&, const std::string&);
+  void eval_vars(std::vector<double>& values, const std::vector<std::pair<int, Expr>>& vars) const;
+
+  SymbolTable table_, memory_table_;
+  std::vector<std::pair<int, Expr>> vars_, memory_vars_;  ///< slot, expression; evaluated in order
+  std::vector<double> trace_values_, trace_memory_values_;
+};
+
+/// Names every stack expression may use (docs/stack-profile.md), in slot order.
+const std::vector<std::string>& stack_base_symbols();
+/// Names only the memory section may use besides those (P, P_layer_max, L_stage, inflight, stage_first,
+/// stage_last, activations).
+const std::vector<std::string>& stack_memory_extra_symbols();
+
+/// Reads a `scalescope.stack/1` document; `file` names it in errors.
+Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file);
+/// A built-in name (`fused`, `megatron` (= fused), `pytorch-eager`, `pytorch-eager-autocast`) or a file.
+Expected<std::shared_ptr<const StackProfile>> load_stack(std::string_view name_or_path);
+/// Several stacks, comma-separated: the first whose `applies` holds for a plan is used (select_stack).
+Expected<std::vector<std::shared_ptr<const StackProfile>>> load_stacks(std::string_view names_or_paths);
+/// The first stack of `stacks` that applies to `plan`, or an input error naming the plan.
+Expected<std::shared_ptr<const StackProfile>> select_stack(
+    const std::vector<std::shared_ptr<const StackProfile>>& stacks, const ModelSpec& spec, const Plan& plan);
+/// The JSON document of a built-in stack (e.g. to start an imported stack from its memory rules).
+Expected<Json> builtin_stack_document(std::string_view name);
+/// Names of the built-in stacks.
+std::vector<std::string> builtin_stack_names();
+/// The built-in `fused` stack (the default everywhere a stack is not given).
+std::shared_ptr<const StackProfile> default_stack();
+
+}  // namespace scalescope::models

@@ -1,0 +1,123 @@
+// The symbols stack-profile expressions read (docs/stack-profile.md) and their values for a model and plan.
+#include <algorithm>
+#include <cmath>
+
+#include "scalescope/models/counts.hpp"
+#include "scalescope/models/layer_costs.hpp"
+#include "scalescope/models/stack_profile.hpp"
+
+namespace scalescope::models {
+
+namespace {
+
+// Slot order of stack_base_symbols(); bind() fills them in this order.
+enum Sym : int {
+  kH, kL, kHeads, kKvHeads, kD, kQd, kKd, kFd, kVocab, kVp, kSwiglu, kRope, kLearnedPos, kAlibi, kBias, kLayernorm,
+  kB, kS, kT, kTp, kSp, kDp, kPp, kVpp, kCp, kZero, kM, kMixed, kBf16, kFp16, kFp8, kRecomputeNone, kRecomputeFull,
+  kRecomputeSelective, kFlash, kDropout,
+  kHs, kQ, kK, kF, kV, kVu, kHeadsR, kKvR, kG, kPLayer, kPOpt,
+  kNumBase
+};
+
+enum MemSym : int { kP, kPLayerMax, kLStage, kInflight, kStageFirst, kStageLast, kActivations, kNumMem };
+
+}  // namespace
+
+const std::vector<std::string>& stack_base_symbols() {
+  static const std::vector<std::string> names = {
+      "H", "L", "heads", "kv_heads", "d", "qd", "kd", "fd", "vocab", "Vp", "swiglu", "rope", "learned_pos", "alibi",
+      "bias", "layernorm",
+      "b", "s", "T", "tp", "sp", "dp", "pp", "vpp", "cp", "zero", "m", "mixed", "bf16", "fp16", "fp8", "recompute_none",
+      "recompute_full", "recompute_selective", "flash", "dropout",
+      "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt"};
+  return names;
+}
+
+const std::vector<std::string>& stack_memory_extra_symbols() {
+  static const std::vector<std::string> names = {"P",           "P_layer_max", "L_stage",    "inflight",
+                                                 "stage_first", "stage_last",  "activations"};
+  return names;
+}
+
+std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, bool flash_attention, bool dropout,
+                                       int vocab_multiple, double optimizer_params) const {
+  std::vector<double> v(table_.size(), 0.0);
+  const double tp = p.tp;
+  v[kH] = spec.hidden;
+  v[kL] = spec.layers;
+  v[kHeads] = spec.heads;
+  v[kKvHeads] = spec.kv_heads;
+  v[kD] = spec.head_size();
+  v[kQd] = static_cast<double>(spec.q_dim());
+  v[kKd] = static_cast<double>(spec.kv_dim());
+  v[kFd] = spec.ffn_hidden;
+  v[kVocab] = static_cast<double>(spec.vocab);
+  v[kVp] = static_cast<double>(padded_vocab(spec.vocab, p.tp, vocab_multiple));
+  v[kSwiglu] = spec.ffn == FfnKind::swiglu;
+  v[kRope] = spec.positional == Positional::rope;
+  v[kLearnedPos] = spec.positional == Positional::learned;
+  v[kAlibi] = spec.positional == Positional::alibi;
+  v[kBias] = spec.bias;
+  v[kLayernorm] = spec.norm == NormKind::layernorm;
+  v[kB] = p.mbs;
+  v[kS] = spec.seq_len;
+  v[kT] = static_cast<double>(p.mbs) * spec.seq_len;
+  v[kTp] = tp;
+  v[kSp] = p.sp;
+  v[kDp] = p.dp;
+  v[kPp] = p.pp;
+  v[kVpp] = p.vpp;
+  v[kCp] = p.cp;
+  v[kZero] = p.zero;
+  v[kM] = p.num_microbatches();
+  // fp8 is mixed precision (bf16 activations, fp32 master weights, main gradients and Adam) with the layers'
+  // linear GEMMs in FP8 (plan.hpp): the rules for mixed apply to it.
+  v[kMixed] = p.precision == Precision::mixed || p.precision == Precision::fp8;
+  v[kBf16] = p.precision == Precision::bf16;
+  v[kFp16] = p.precision == Precision::fp16;
+  v[kFp8] = p.precision == Precision::fp8;
+  v[kRecomputeNone] = p.recompute == Recompute::none;
+  v[kRecomputeFull] = p.recompute == Recompute::full;
+  v[kRecomputeSelective] = p.recompute == Recompute::selective;
+  v[kFlash] = flash_attention;
+  v[kDropout] = dropout;
+  v[kHs] = spec.hidden / (p.sp ? tp : 1.0);
+  v[kQ] = v[kQd] / tp;
+  v[kK] = v[kKd] / tp;
+  v[kF] = v[kFd] / tp;
+  v[kV] = v[kVp] / tp;
+  v[kVu] = v[kVocab] / tp;
+  v[kHeadsR] = spec.heads / p.tp;
+  v[kKvR] = std::max(1, spec.kv_heads / p.tp);
+  v[kG] = grad_bytes_per_element(p);
+  // Linear weights of one layer on this rank: qkv H(Q + 2K), output QH, MLP (2 or 3) F H.
+  v[kPLayer] = v[kH] * (v[kQ] + 2.0 * v[kK]) + v[kQ] * v[kH] + (v[kSwiglu] ? 3.0 : 2.0) * v[kF] * v[kH];
+  v[kPOpt] = optimizer_params;
+  eval_vars(v, vars_);
+  return v;
+}
+
+std::vector<double> StackProfile::bind_memory(std::vector<double> cost, const StageValues& st) const {
+  const std::size_t base = table_.size();
+  cost.resize(memory_table_.size(), 0.0);
+  cost[base + kP] = st.params;
+  cost[base + kPLayerMax] = st.largest_layer_params;
+  cost[base + kLStage] = st.layers;
+  cost[base + kInflight] = st.inflight;
+  cost[base + kStageFirst] = st.first;
+  cost[base + kStageLast] = st.last;
+  cost[base + kActivations] = st.activations;
+  eval_vars(cost, memory_vars_);
+  return cost;
+}
+
+void StackProfile::eval_vars(std::vector<double>& values, const std::vector<std::pair<int, Expr>>& vars) const {
+  for (const auto& [slot, e] : vars) values[static_cast<std::size_t>(slot)] = e.eval(values);
+}
+
+bool StackProfile::applies_to(const ModelSpec& spec, const Plan& plan) const {
+  if (applies.empty()) return true;
+  return applies.eval(bind(spec, plan, true, false, 128)) != 0.0;
+}
+
+}  // namespace scalescope::models

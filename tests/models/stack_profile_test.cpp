@@ -1,0 +1,173 @@
+// Stack profiles (stack_profile.hpp): the built-ins load, rows are priced by the compute model, measured rows
+// scale from the trace's shape, memory anchors, selection by `applies`, and loader errors.
+#include "scalescope/models/stack_profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gpu_fixtures.hpp"
+#include "scalescope/models/layer_costs.hpp"
+#include "scalescope/models/memory.hpp"
+
+namespace scalescope::models {
+namespace {
+
+/// H100 datasheet roofline (gpu_fixtures.hpp), nothing measured.
+ComputeModel testing_compute_model() { return ComputeModel::datasheet(testing::h100_spec()).value(); }
+
+ModelSpec small() {
+  ModelSpec m;
+  m.name = "small";
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.ffn_hidden = 4096;
+  m.ffn = FfnKind::gelu;
+  m.norm = NormKind::layernorm;
+  m.vocab = 32000;
+  m.seq_len = 1024;
+  m.positional = Positional::none;
+  return m;
+}
+
+Plan plan_mbs(int mbs) {
+  Plan p;
+  p.mbs = mbs;
+  p.gbs = mbs;
+  return p;
+}
+
+StackProfile parse(const std::string& text) {
+  auto doc = parse_json_text(text, "t.json");
+  EXPECT_TRUE(doc.has_value());
+  auto s = stack_from_json(*doc, "t.json");
+  EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().str());
+  return s ? std::move(s).value() : StackProfile{};
+}
+
+std::string error_of(const std::string& text) {
+  auto doc = parse_json_text(text, "t.json");
+  if (!doc) return doc.error().str();
+  auto s = stack_from_json(*doc, "t.json");
+  EXPECT_FALSE(s.has_value());
+  return s ? "" : s.error().str();
+}
+
+const char* kMinimalMemory = R"("memory": {"weights": "2*P", "grads": "4*P", "optimizer": "12*P",
+                                           "activations_per_layer": "34*T*H"})";
+
+TEST(StackProfile, BuiltinsLoadAndNameThemselves) {
+  EXPECT_EQ(builtin_stack_names(), (std::vector<std::string>{"fused", "pytorch-eager"}));
+  for (const char* name : {"fused", "megatron", "pytorch-eager", "pytorch-eager-autocast"}) {
+    auto s = load_stack(name);
+    ASSERT_TRUE(s.has_value()) << name << ": " << s.error().str();
+    EXPECT_FALSE((*s)->phases[static_cast<int>(StackPhase::layer_forward)].empty());
+  }
+  auto bad = load_stack("tensorflow");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().str().find("expected a built-in stack (fused, pytorch-eager"), std::string::npos);
+}
+
+TEST(StackProfile, SymbolsBindTheModelAndPlan) {
+  const StackProfile s = parse(std::string(R"J({"schema": "scalescope.stack/1", "name": "x", "phases": {}, )J") +
+                               kMinimalMemory + "}");
+  Plan p = plan_mbs(2);
+  p.tp = 2;
+  const auto v = s.bind(small(), p, true, false, 128);
+  auto at = [&](const char* n) { return v[static_cast<std::size_t>(s.symbols().find(n))]; };
+  EXPECT_EQ(at("T"), 2048.0);   // 2 x 1024
+  EXPECT_EQ(at("Q"), 512.0);    // 1024 / tp 2
+  EXPECT_EQ(at("F"), 2048.0);   // 4096 / 2
+  EXPECT_EQ(at("Vp"), 32000.0);  // already a multiple of 128 x 2
+  EXPECT_EQ(at("V"), 16000.0);
+  // linear weights of a layer on one of 2 ranks: H(Q + 2K) + QH + 2FH = 1024 (512 + 1024) + 512 x 1024 + 2 x 2048 x 1024
+  EXPECT_EQ(at("P_layer"), 1024.0 * 1536 + 512.0 * 1024 + 2.0 * 2048 * 1024);
+}
+
+// One GEMM row (m = H, n = T, k = H) measured at T = 1024 (mbs 1): at mbs 1 it costs exactly its measured 1 ms;
+// at mbs 2 that time scaled by the compute model's ratio of the two shapes' GEMM times.
+TEST(StackProfile, MeasuredRowsScaleFromTheTraceShape) {
+  auto m = testing_compute_model();
+  auto s = std::make_shared<StackProfile>(parse(std::string(R"J({"schema": "scalescope.stack/1", "name": "x",
+      "properties": {"launch_floor": false, "kernel_gap_s": 0},
+      "phases": {"layer_forward": [{"name": "g", "kind": "gemm", "m": "H", "n": "T", "k": "H", "time_s": 0.001}]},
+      "trace": {"symbols": {"b": 1, "s": 1024, "T": 1024, "H": 1024}}, )J") + kMinimalMemory + "}"));
+  m.set_stack(s);
+  const double at1 = layer_cost(small(), plan_mbs(1), m).forward.time.value;
+  const double at2 = layer_cost(small(), plan_mbs(2), m).forward.time.value;
+  EXPECT_NEAR(at1, 0.001, 1e-12);
+  const double ratio = m.gemm(1024, 2048, 1024).time.value / m.gemm(1024, 1024, 1024).time.value;
+  EXPECT_NEAR(at2, 0.001 * ratio, 1e-12);
+}
+
+// Memory-bound rows split their bytes over their kernels; the gap rule adds kernel_gap_s per kernel.
+TEST(StackProfile, MemoryRowsAndKernelGaps) {
+  auto m = testing_compute_model();
+  auto s = std::make_shared<StackProfile>(parse(std::string(R"J({"schema": "scalescope.stack/1", "name": "x",
+      "properties": {"launch_floor": false, "kernel_gap_s": 2e-6},
+      "phases": {"layer_forward": [{"name": "adds", "kind": "memory", "kernels": 4, "bytes": "6*T*H"}]}, )J") +
+                                               kMinimalMemory + "}"));
+  m.set_stack(s);
+  const PhaseCost c = layer_cost(small(), plan_mbs(1), m).forward;
+  const double each = m.memory_bound(Bytes(6.0 * 1024 * 1024 / 4)).time.value;
+  EXPECT_EQ(c.kernels, 4);
+  EXPECT_NEAR(c.time.value, 4 * (each + 2e-6), 1e-12);
+  EXPECT_DOUBLE_EQ(c.bytes.value, 6.0 * 1024 * 1024);
+}
+
+// Memory: states anchored to 3 GB measured where the rule says 2 + 4 + 12 bytes x P; activations to 1 MB per layer
+// where the rule says 34 T H; at the trace's own plan the anchors come back exactly.
+TEST(StackProfile, MemoryAnchorsScaleTheRules) {
+  const ModelSpec spec = small();
+  const auto held = params_per_tp_rank(spec, even_layout(spec, 1, 1), 0, 1, 128);
+  const double P = static_cast<double>(held.total());
+  auto s = std::make_shared<StackProfile>(parse(R"J({"schema": "scalescope.stack/1", "name": "x", "phases": {},
+      "memory": {"weights": "2*P", "grads": "4*P", "optimizer": "12*P", "activations_per_layer": "34*T*H",
+                 "measured": {"states_bytes": 3e9, "activations_per_layer_bytes": 1e6}},
+      "trace": {"symbols": {"b": 1, "s": 1024, "T": 1024, "H": 1024, "P": )J" + std::to_string(P) + "}}}"));
+  MemoryOptions o;
+  o.stack = s;
+  const MemoryBreakdown b1 = memory_per_rank(spec, plan_mbs(1), 0, o);
+  EXPECT_NEAR((b1.weights + b1.grads + b1.optimizer).value, 3e9, 1.0);
+  EXPECT_NEAR(b1.activations.value, 4 * 1e6, 1e-6);  // 4 layers, 1 micro-batch in flight
+  const MemoryBreakdown b2 = memory_per_rank(spec, plan_mbs(2), 0, o);
+  EXPECT_NEAR(b2.activations.value, 4 * 2e6, 1e-6);  // twice the tokens
+}
+
+TEST(StackProfile, SelectionByApplies) {
+  auto a = std::make_shared<const StackProfile>(parse(std::string(R"J({"schema": "scalescope.stack/1", "name": "a",
+      "properties": {"applies": "zero >= 2"}, "phases": {}, )J") + kMinimalMemory + "}"));
+  auto b = std::make_shared<const StackProfile>(parse(std::string(R"J({"schema": "scalescope.stack/1", "name": "b",
+      "properties": {"applies": "zero <= 1"}, "phases": {}, )J") + kMinimalMemory + "}"));
+  Plan z3 = plan_mbs(1);
+  z3.zero = 3;
+  auto pick = select_stack({b, a}, small(), z3);
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ((*pick)->name, "a");
+  EXPECT_EQ((*select_stack({b, a}, small(), plan_mbs(1)))->name, "b");
+  auto none = select_stack({b}, small(), z3);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().str().find("none of the stacks"), std::string::npos);
+}
+
+TEST(StackProfile, LoaderErrorsNameTheFieldAndTheExpectation) {
+  const std::string head = R"J({"schema": "scalescope.stack/1", "name": "x", )J";
+  EXPECT_NE(error_of(head + R"("phases": {"layer_forward": [{"name": "g", "kind": "gemm", "m": "H", "n": "T"}]}, )" +
+                     kMinimalMemory + "}").find("$.phases.layer_forward[0]: missing required key 'k'"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("phases": {"layer_forward": [{"name": "g", "kind": "memory", "bytes": "2*X"}]}, )" +
+                     kMinimalMemory + "}").find("unknown name 'X'"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("phases": {"layer_forward": [{"name": "g", "kind": "memory", "bytes": "T", "time_s": 1}]}, )" +
+                     kMinimalMemory + "}").find("no `trace` section"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("phases": {"layer_fwd": []}, )" + kMinimalMemory + "}").find("layer_fwd"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("vars": [["T", "1"]], "phases": {}, )" + kMinimalMemory + "}")
+                .find("expected a new name"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"J({"schema": "scalescope.stack/2", "name": "x"})J").find("scalescope.stack/1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace scalescope::models

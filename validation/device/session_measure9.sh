@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Device session 9, second call per GPU kind (nvidia-h100-x1 or nvidia-h200): the blind check.
+#   bash validation/device/session_measure9.sh TAG        (TAG: h100 or h200)
+# In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
+#  1. the one unprofiled host-bound timing each program's import needs (1x32, GPU idle);
+#  2. the PREDICTIONS, by the committed code (devbin/scalescope built from the commit recorded in them) from the
+#     first call's traces and calibration (validation/session9/TAG/) and that timing: $D/predictions.json is written
+#     and packed before anything below runs;
+#  3. the measurements of every shape of validation/programs/blind9.py SHAPES (never traced or timed before).
+# Everything lands in $OUT/measure9-TAG.tar.gz, repacked after every step.
+set -uo pipefail
+TAG=${1:?usage: session_measure9.sh TAG}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+D=/tmp/measure9; rm -rf $D; mkdir -p $D
+source validation/device/guard.sh
+LOG=$D/session.log
+device_environment $D/environment.txt
+git -C . rev-parse HEAD >> $D/environment.txt 2>/dev/null || true
+pack() { tar czf $OUT/measure9-$TAG.tar.gz -C $D . ; }
+stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
+RS="python3 validation/programs/run_steps.py measure"
+
+stamp "1. host-bound timing (1x32)"
+timeout 120 $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes 1x32 --steps 20 \
+  --out $D/host-gpt-ln.json >> $LOG 2>&1
+timeout 150 $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json --shapes 1x32 --steps 20 \
+  --out $D/host-hf-llama.json >> $LOG 2>&1
+pack
+
+stamp "2. predictions (before any measured shape)"
+SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
+  --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
+echo "predict exit $?" | tee -a $LOG
+pack
+[ -s $D/predictions.json ] || { echo "no predictions: not measuring" | tee -a $LOG; exit 1; }
+
+stamp "3. measurements"
+timeout 200 $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json \
+  --shapes $(python3 -c 'import sys; sys.path.insert(0,"validation/programs"); import blind9; print(",".join(blind9.SHAPES["gpt-ln"]))') \
+  --out $D/measured-gpt-ln.json >> $LOG 2>&1; pack
+timeout 260 $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
+  --shapes $(python3 -c 'import sys; sys.path.insert(0,"validation/programs"); import blind9; print(",".join(blind9.SHAPES["hf-llama"]))') \
+  --out $D/measured-hf-llama.json >> $LOG 2>&1; pack
+stamp "done"; uptime >> $LOG; pack
+python3 validation/programs/blind9.py report --predictions $D/predictions.json --measured-dir $D | tee -a $LOG
+pack; ls -la $D $OUT

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Blind check of session 9: predictions of two training programs that are not validation/harness (programs.py:
+gpt-ln, a nanoGPT-style GPT in pure bf16; hf-llama, transformers' LlamaForCausalLM under autocast) at shapes that
+were never traced or timed, from ONE trace of each at one shape plus one unprofiled host-bound timing (1x32).
+
+  blind9.py predict --gpu h100 --scalescope BIN --host-dir DIR -o predictions.json
+      imports each program's trace (validation/session9/GPU/traces/) with its host timing
+      (DIR/host-PROGRAM.json, run_steps.py measure --shapes 1x32) and predicts every shape of SHAPES with
+        imported: `--framework` the imported stack (issue 19: compute from the user's own trace);
+        builtin:  `--framework pytorch-eager` and its built-in host cost per kernel (issue 26: a new GPU's own
+                  calibration, no trace; precision=bf16 for the pure-bf16 program);
+      both with the GPU's one-GPU calibration (validation/session9/GPU/GPU-gpu.json + GPU-attention.json).
+  blind9.py report --gpu h100 --predictions P --measured-dir DIR [-o table.md]
+      errors against run_steps.py measure outputs (DIR/measured-PROGRAM.json).
+Memory is compared as predicted total minus the fixed framework overhead (2 GiB, memory.hpp) against
+torch.cuda.max_memory_allocated, which counts no CUDA context or allocator slack.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+PROGRAMS = {
+    "gpt-ln": {"model": "validation/programs/gpt-ln-0.5b.json", "trace": "gpt-ln-mbs4-seq768", "mbs": 4, "seq": 768,
+               "precision": "bf16"},
+    "hf-llama": {"model": "validation/programs/hf-llama-0.9b/config.json", "trace": "hf-llama-mbs2-seq1536", "mbs": 2,
+                 "seq": 1536, "precision": "mixed"},
+}
+# Shapes measured in the second call (never traced or timed before the predictions), smallest first.
+SHAPES = {
+    "gpt-ln": ["1x128", "2x512", "1x2048", "8x1024", "4x2048", "2x4096"],
+    "hf-llama": ["1x128", "1x512", "4x512", "2x1024", "1x4096", "8x1024"],
+}
+HOST_SHAPE = "1x32"
+CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
+
+
+def run(cmd):
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}\n{r.stderr}")
+    return r.stdout, r.stderr
+
+
+def git_commit():
+    if os.environ.get("SCALESCOPE_COMMIT"):  # the device copy of the tree has no .git
+        return os.environ["SCALESCOPE_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+def simulate(bin_, prog, shape, gpu, framework):
+    mbs, seq = (int(x) for x in shape.split("x"))
+    p = PROGRAMS[prog]
+    session = f"validation/session9/{gpu}"
+    plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},precision={p['precision']}"
+    out, err = run([bin_, "simulate", "--model", p["model"], "--cluster", CLUSTER[gpu], "--gpus", "1", "--plan", plan,
+                    "--framework", framework, "--calibration", f"{session}/{gpu}-gpu.json,{session}/{gpu}-attention.json",
+                    "--format", "json"])
+    doc = json.loads(out)
+    return {"step_time_s": doc["step_time_s"], "memory_allocated_GiB": doc["memory_peak_GiB"] - doc["memory"]["overhead_GiB"],
+            "host_wait_s": doc["breakdown"]["host_wait_s"], "warnings": [l for l in err.splitlines() if "warning" in l]}
+
+
+def cmd_predict(a):
+    meta_dir = f"validation/session9/{a.gpu}/traces"
+    preds = {"schema": "scalescope.blind-predictions/1", "gpu": a.gpu, "commit": git_commit(),
+             "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+             "host_shape": HOST_SHAPE, "programs": {}}
+    os.makedirs(a.work, exist_ok=True)
+    for prog, p in PROGRAMS.items():
+        with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
+            meta = json.load(f)
+        with open(os.path.join(a.host_dir, f"host-{prog}.json")) as f:
+            host = json.load(f)["rows"][0]
+        stack = os.path.join(a.work, f"stack-{prog}-{a.gpu}.json")
+        run([a.scalescope, "import", "torch-trace", f"{meta_dir}/{p['trace']}.json.gz", "--model", p["model"],
+             "--micro-batch", str(p["mbs"]), "--seq", str(p["seq"]), "--host-step-time", str(host["step_time_s"]),
+             "--host-shape", HOST_SHAPE, "--step-time", str(meta["unprofiled"]["step_time_s"]),
+             "--software", f"torch {meta['environment']['torch']}", "--name", f"{prog}-{a.gpu}", "-o", stack, "-q"])
+        rows = []
+        for shape in SHAPES[prog]:
+            rows.append({"shape": shape, "imported": simulate(a.scalescope, prog, shape, a.gpu, stack),
+                         "builtin": simulate(a.scalescope, prog, shape, a.gpu, "pytorch-eager")})
+            print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
+        preds["programs"][prog] = {"stack": os.path.relpath(stack, ROOT) if stack.startswith(ROOT) else stack,
+                                   "host_step_time_s": host["step_time_s"], "rows": rows}
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(preds, f, indent=1)
+    os.replace(a.out + ".tmp", a.out)
+
+
+def cmd_report(a):
+    with open(a.predictions) as f:
+        preds = json.load(f)
+    lines = [f"| program | shape | measured (s) | imported stack (s) | error | built-in eager (s) | error | "
+             f"memory measured (GiB) | imported (GiB) | error |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    errs = {"imported": [], "builtin": [], "memory": []}
+    for prog, pp in preds["programs"].items():
+        with open(os.path.join(a.measured_dir, f"measured-{prog}.json")) as f:
+            meas = {f"{r['micro_batch']}x{r['seq']}": r for r in json.load(f)["rows"]}
+        for row in pp["rows"]:
+            m = meas.get(row["shape"])
+            if not m or "step_time_s" not in m:
+                lines.append(f"| {prog} | {row['shape']} | {m.get('error', 'not measured') if m else 'not measured'} |")
+                continue
+            t = m["step_time_s"]
+            e_i = row["imported"]["step_time_s"] / t - 1
+            e_b = row["builtin"]["step_time_s"] / t - 1
+            mem = m.get("peak_allocated_bytes", 0) / 2**30
+            e_m = row["imported"]["memory_allocated_GiB"] / mem - 1 if mem else float("nan")
+            errs["imported"].append(abs(e_i))
+            errs["builtin"].append(abs(e_b))
+            errs["memory"].append(abs(e_m))
+            lines.append(f"| {prog} | {row['shape']} | {t:.4f} | {row['imported']['step_time_s']:.4f} | {100 * e_i:+.1f}% | "
+                         f"{row['builtin']['step_time_s']:.4f} | {100 * e_b:+.1f}% | {mem:.2f} | "
+                         f"{row['imported']['memory_allocated_GiB']:.2f} | {100 * e_m:+.1f}% |")
+
+    def stats(v):
+        if not v:
+            return "n/a"
+        q = sorted(v)
+        p90 = q[min(len(q) - 1, int(round(0.9 * (len(q) - 1))))]
+        return f"median {100 * statistics.median(v):.1f}%, p90 {100 * p90:.1f}%, max {100 * max(v):.1f}% (n={len(v)})"
+    lines += ["", f"- imported stack, step time: {stats(errs['imported'])}",
+              f"- built-in pytorch-eager, step time: {stats(errs['builtin'])}",
+              f"- imported stack, peak allocated memory: {stats(errs['memory'])}"]
+    text = "\n".join(lines) + "\n"
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    print(text)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pr = sub.add_parser("predict")
+    pr.add_argument("--gpu", required=True, choices=sorted(CLUSTER))
+    pr.add_argument("--scalescope", default=os.path.join(ROOT, "build-ci", "cli", "scalescope"))
+    pr.add_argument("--host-dir", required=True)
+    pr.add_argument("--work", default="/tmp/blind9")
+    pr.add_argument("-o", "--out", required=True)
+    rp = sub.add_parser("report")
+    rp.add_argument("--predictions", required=True)
+    rp.add_argument("--measured-dir", required=True)
+    rp.add_argument("-o", "--out", default="")
+    a = p.parse_args()
+    (cmd_predict if a.cmd == "predict" else cmd_report)(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
