@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "megatron_plan.hpp"
 #include "planner_format.hpp"
 #include "scalescope/planner/plan_mpi.hpp"
 #include "scalescope/planner/plan_run.hpp"
@@ -17,16 +18,20 @@ using namespace plan_fmt;
 
 struct PlanOptions {
   planner::PlanRequest q;  ///< the options the search takes, bound to the flags below
+  std::string megatron;  ///< --plan-from-megatron
   int threads = 0;
   bool mpi = false;
   Format format = Format::text;
 };
 
 std::string counts_text(const planner::PruneCounts& c) {
-  std::string s = "layouts (tp, pp): " + std::to_string(c.layouts) + " considered, " +
+  std::string s = "layouts (tp, cp, pp): " + std::to_string(c.layouts) + " considered, " +
                   std::to_string(c.layouts_tp_cross_node) + " tp across nodes, " + std::to_string(c.layouts_tp_heads) +
-                  " tp not dividing heads, " + std::to_string(c.layouts_pp_layers) + " pp not dividing layers, " +
-                  std::to_string(c.layouts_gbs_not_divisible) + " gbs not divisible by dp\n";
+                  " tp not dividing heads, " + std::to_string(c.layouts_cp_seq) + " cp leaving < " +
+                  std::to_string(planner::SearchSpace{}.min_cp_tokens) + " tokens or 2cp not dividing the sequence, " +
+                  std::to_string(c.layouts_pp_layers) + " pp not dividing layers (" + std::to_string(c.layouts_uneven) +
+                  " more with uneven first/last stages), " + std::to_string(c.layouts_gbs_not_divisible) +
+                  " gbs not divisible by dp\n";
   s += "plans: " + std::to_string(c.plans) + " enumerated, " + std::to_string(c.fixed_out) + " excluded by --fix, " +
        std::to_string(c.invalid) + " invalid";
   if (!c.invalid_by_rule.empty()) {
@@ -63,7 +68,13 @@ int run(const PlanOptions& o) {
     transport = std::move(t).value();
   }
   const bool root = !transport || transport->rank() == 0;
-  auto run = transport ? planner::run_plan_distributed(o.q, so, {}, *transport) : planner::run_plan(o.q, so);
+  planner::PlanRequest q = o.q;
+  if (!o.megatron.empty()) {
+    q.base_plan = [&o](const models::ModelSpec& m, int gpus) {
+      return plan_from_megatron_flags("plan", o.megatron, m, o.q.cluster, gpus, std::nullopt);
+    };
+  }
+  auto run = transport ? planner::run_plan_distributed(q, so, {}, *transport) : planner::run_plan(q, so);
   if (!run) return root ? report(cmd, run.error()) : run.error().exit_code();
   if (!root) return 0;
   const planner::EvalSetup& s = *run->setup;
@@ -82,8 +93,11 @@ int run(const PlanOptions& o) {
   }
   if (o.format == Format::csv) {
     Table t;
-    t.header = {"rank", "tp", "pp", "dp", "zero", "mbs", "schedule", "vpp", "recompute", "sp", "step_time_s",
-                "flow_step_time_s", "tokens_per_s", "mfu", "memory_GiB", "limiter", "limiter_share"};
+    t.header = {"rank"};
+    for (auto& h : plan_header()) t.header.push_back(h);
+    for (const char* h : {"step_time_s", "flow_step_time_s", "tokens_per_s", "mfu", "memory_GiB", "limiter", "limiter_share"}) {
+      t.header.push_back(h);
+    }
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
       const auto& p = r.ranked[i];
       std::vector<std::string> row{std::to_string(i + 1)};
@@ -109,9 +123,11 @@ int run(const PlanOptions& o) {
   out += "ranked by step time (analytical, symmetric pipeline); the top " + std::to_string(so.flow_top) +
          " re-simulated at flow fidelity (every rank, shared links) and re-ranked by it\n\n";
   Table t;
-  t.header = {"#", "tp", "pp", "dp", "zero", "mbs", "schedule", "vpp", "recompute", "sp", "step s", "flow s",
-              "tokens/s", "MFU", "mem GiB", "limiter"};
-  t.right_align = {true, true, true, true, true, true, false, true, false, true, true, true, true, true, true, false};
+  t.header = {"#"};
+  for (auto& h : plan_header()) t.header.push_back(h);
+  for (const char* h : {"step s", "flow s", "tokens/s", "MFU", "mem GiB", "limiter"}) t.header.push_back(h);
+  t.right_align = {true, true, true, true, true, true, false, true, false, true, true, false, false,
+                   true, true, true, true, true, false};
   for (std::size_t i = 0; i < r.ranked.size(); ++i) {
     const auto& p = r.ranked[i];
     std::vector<std::string> row{std::to_string(i + 1)};
@@ -138,8 +154,8 @@ void register_plan(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* sub = app.add_subcommand(
       "plan",
-      "Search the parallel plans (tp, pp, dp, ZeRO stage, micro-batch, schedule, recompute, sequence parallelism) of a "
-      "model on a cluster: prune the invalid and out-of-memory ones, simulate the rest (analytical, all cores), confirm "
+      "Search the parallel plans (tp, cp, pp with uneven stages where needed, dp, ZeRO stage, micro-batch, schedule, "
+      "recompute, sequence parallelism, precision, Megatron-Core overlap flags) of a model on a cluster: prune the invalid and out-of-memory ones, simulate the rest (analytical, all cores), confirm "
       "the best at flow fidelity and rank them. Exit 1 (with the reasons) when no plan can run.");
   sub->add_option("--model", o->q.model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
   sub->add_option("--cluster", o->q.cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
@@ -154,6 +170,16 @@ void register_plan(CLI::App& app, Context& ctx) {
   sub->add_flag("--allow-cross-node-tp", o->q.cross_node_tp, "Allow tensor parallelism across nodes");
   sub->add_option("--max-mbs", o->q.max_mbs, "Largest micro-batch size tried")->default_str("8");
   sub->add_option("--max-vpp", o->q.max_vpp, "Largest virtual-pipeline size tried for the interleaved schedule")->default_str("8");
+  sub->add_option("--max-cp", o->q.max_cp,
+                  "Largest context-parallel size tried (1: none); cp is tried while each rank keeps >= " +
+                      std::to_string(planner::SearchSpace{}.min_cp_tokens) + " tokens of a sequence")
+      ->default_str("8");
+  sub->add_option("--precisions", o->q.precisions,
+                  "Precisions tried, comma-separated: mixed, bf16, fp16, fp8 (fp8 needs a GPU with an fp8 peak)")
+      ->default_str("mixed");
+  sub->add_option("--plan-from-megatron", o->megatron,
+                  "Search the layouts (tp, cp, pp, dp, mbs, ...) for the stack of a Megatron-LM command line (or a file "
+                  "holding one): its precision, FP8 recipe, gradient dtype and overlap flags are kept, the rest searched");
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores); the ranking does not depend on it");
   sub->add_flag("--exhaustive", o->q.exhaustive,
                 "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "

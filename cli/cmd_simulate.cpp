@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "megatron_plan.hpp"
 #include "stack_loader.hpp"
 #include "scalescope/planner/simulate_run.hpp"
 #include "scalescope/sim/trace.hpp"
@@ -17,6 +18,7 @@ namespace {
 
 struct SimulateOptions {
   planner::SimulateRequest q;  ///< the options the prediction takes, bound to the flags below
+  std::string megatron;  ///< --plan-from-megatron
   FrameworkOptions stack;
   std::string trace;
   Format format = Format::text;
@@ -73,6 +75,7 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
   row("exposed DP comm", b[BP::dp_comm]);
   row("exposed ZeRO comm", b[BP::zero_comm]);
   row("exposed PP comm", b[BP::pp_comm]);
+  if (b[BP::cp_comm].value > 0) row("exposed CP comm", b[BP::cp_comm]);
   row("exposed other comm", b[BP::other_comm]);
   if (b[BP::host_wait].value > 0) row("waiting for the host (kernel launch)", b[BP::host_wait]);
   row("pipeline bubble / idle", b[BP::bubble]);
@@ -106,6 +109,11 @@ int run(const SimulateOptions& o) {
   if (!stack) return report(cmd, stack.error());
   planner::SimulateRequest q = o.q;
   q.record_task_times = !o.trace.empty();
+  if (!o.megatron.empty()) {
+    q.plan_for_model = [&o](const models::ModelSpec& m) {
+      return plan_from_megatron_flags("simulate", o.megatron, m, o.q.cluster, o.q.gpus, o.q.nodes);
+    };
+  }
   auto run = planner::run_simulate(q, *stack);
   if (!run) return report(cmd, run.error());
   const planner::SimulateRun& l = *run;
@@ -144,14 +152,20 @@ void register_simulate(CLI::App& app, Context& ctx) {
       "simulate",
       "Simulate one training iteration of a model under a parallel plan on a cluster: step time, tokens/s, MFU, "
       "memory per GPU, where the time goes, and where the numbers come from. Ranks are laid out Megatron-style "
-      "(tp innermost, then dp, then pp).");
+      "(tp innermost, then cp, then dp, then pp).");
   sub->add_option("--model", opts->q.model, "Model: a catalog name (e.g. gpt3-175b), a model JSON or an HF config.json (required)");
   sub->add_option("--cluster", opts->q.cluster, "Cluster: a name from topologies/ (e.g. h100-rail-ndr) or a JSON file (required)");
   sub->add_option("--nodes", opts->q.nodes, "Nodes to build the cluster with (default: as many as the plan needs)");
   sub->add_option("--gpus", opts->q.gpus, "GPUs to build the cluster with, rounded up to whole nodes (default: the plan's)");
   sub->add_option("--plan", opts->q.plan,
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
-                  "(keys: tp pp dp zero mbs gbs schedule vpp recompute sp precision bucket_MB overlap seq) (required)");
+                  "(keys in docs/plan-format.md: tp pp dp cp zero mbs gbs seq schedule vpp recompute sp precision "
+                  "fp8_recipe fp8_params overlap_grad_reduce overlap_param_gather tp_comm_overlap cp_comm "
+                  "first_stage_layers last_stage_layers pp_layout bucket_MB overlap ...) (this or --plan-from-megatron)");
+  sub->add_option("--plan-from-megatron", opts->megatron,
+                  "The plan of a Megatron-LM command line (\"--tensor-model-parallel-size 8 --pipeline-model-parallel-size "
+                  "16 ...\") or of a file holding one; the world size comes from --nnodes x --nproc-per-node in it, else "
+                  "--gpus or --nodes. Flags that set nothing are listed on stderr; contradictions are rejected");
   sub->add_option("--calibration", opts->q.calibration,
                   "Calibration: profile names, files or directories, comma-separated, composed part by part (GEMM, "
                   "attention, memory and launch from the first that measured them; collectives fitted on the cluster "

@@ -1,4 +1,5 @@
-// `scalescope validate a100`: predicted vs published / measured A100 training runs (MAPE, Spearman).
+// `scalescope validate a100 | nemo`: predicted vs published / measured training runs (A100: MAPE, Spearman;
+// NeMo / Megatron-Bridge H100: median and worst error).
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -6,6 +7,7 @@
 
 #include "cli_common.hpp"
 #include "scalescope/sim/json_reader.hpp"
+#include "scalescope/validate/nemo.hpp"
 #include "validate_a100.hpp"
 
 namespace scalescope::cli {
@@ -110,6 +112,68 @@ int run_a100(const ValidateOptions& o) {
   return 0;
 }
 
+struct NemoCliOptions {
+  std::string data_dir, report_file;
+  validate::NemoOptions run;
+  Format format = Format::text;
+};
+
+int run_nemo(const NemoCliOptions& o) {
+  const std::string cmd = "validate nemo";
+  const std::filesystem::path dir = o.data_dir.empty()
+                                        ? std::filesystem::path(SCALESCOPE_SOURCE_DIR) / "validation" / "nemo"
+                                        : std::filesystem::path(o.data_dir);
+  auto v = validate::run_nemo_validation(dir, o.run);
+  if (!v) return report(cmd, v.error());
+  if (!o.report_file.empty()) {
+    if (auto ok = write_file_atomic(o.report_file, validate::nemo_report_markdown(*v, o.run)); !ok) {
+      return report(cmd, ok.error());
+    }
+    std::fprintf(stderr, "scalescope validate: wrote %s\n", o.report_file.c_str());
+  }
+  Table t;
+  t.header = {"source", "model", "gpus", "precision", "plan", "measured_tokens_per_s_per_gpu", "predicted", "error",
+              "memory_GiB", "skipped"};
+  for (const auto& p : v->points) {
+    const bool ok = p.skipped.empty();
+    t.rows.push_back({p.row.source, p.row.model, std::to_string(p.row.gpus), p.row.precision, p.plan, num(p.measured, 1),
+                      ok ? num(p.predicted, 1) : "", ok ? num(p.error(), 4) : "", ok ? num(p.memory_GiB, 2) : "", p.skipped});
+  }
+  if (o.format == Format::csv) {
+    print_stdout(t.to_csv());
+    return 0;
+  }
+  if (o.format == Format::json) {
+    Json rows = Json::array();
+    for (const auto& p : v->points) {
+      rows.push_back({{"source", p.row.source}, {"model", p.row.model}, {"gpus", p.row.gpus}, {"plan", p.plan},
+                      {"measured", p.measured}, {"predicted", p.predicted},
+                      {"error", p.skipped.empty() ? Json(p.error()) : Json(nullptr)}, {"skipped", p.skipped}});
+    }
+    print_stdout(Json{{"rows_checked", v->points.size()}, {"rows_not_checked", v->excluded.size()},
+                      {"median_abs_error", v->median_abs_error}, {"worst_error", v->worst_error}, {"rows", rows}}
+                     .dump(2));
+    return 0;
+  }
+  Table brief;
+  brief.header = {"source", "model", "gpus", "measured tok/s/GPU", "predicted", "error"};
+  brief.right_align = {false, false, true, true, true, true};
+  for (const auto& p : v->points) {
+    brief.rows.push_back({p.row.source, p.row.model, std::to_string(p.row.gpus), num(p.measured, 0),
+                          p.skipped.empty() ? num(p.predicted, 0) : "-",
+                          p.skipped.empty() ? num(100.0 * p.error(), 1) + " %" : p.skipped});
+  }
+  std::string tail = "\nmedian |error| " + num(100.0 * v->median_abs_error, 1) + " %, worst " +
+                     num(100.0 * v->worst_error, 1) + " % over " + std::to_string(v->points.size()) + " dense H100 rows (" +
+                     std::to_string(v->excluded.size()) + " rows not checked: MoE, SFT on packed sequences, LoRA)\n";
+  if (!o.run.compare_calibration.empty()) {
+    tail += "with " + o.run.compare_calibration + ": median |error| " + num(100.0 * v->compare_median_abs_error, 1) +
+            " %, worst " + num(100.0 * v->compare_worst_error, 1) + " %\n";
+  }
+  print_stdout(brief.to_text() + tail);
+  return 0;
+}
+
 }  // namespace
 
 void register_validate(CLI::App& app, Context& ctx) {
@@ -135,6 +199,23 @@ void register_validate(CLI::App& app, Context& ctx) {
                  "collectives (not vTrain's machine and measured all-reduce)");
   add_format_option(a100, opts->format);
   a100->callback([opts, &ctx] { ctx.exit_code = run_a100(*opts); });
+
+  auto nemo = std::make_shared<NemoCliOptions>();
+  CLI::App* nemo_cmd = sub->add_subcommand(
+      "nemo",
+      "Every dense DGX-H100 row of NVIDIA's NeMo / Megatron-Bridge performance summaries (tokens/s per GPU; "
+      "validation/nemo/h100_published.csv) against the prediction of the plan NeMo ran; prints each row, the median "
+      "and worst error; --report writes the Markdown report with every assumption. Nothing is fitted on these rows.");
+  nemo_cmd->add_option("--data", nemo->data_dir, "Folder with h100_published.csv and models/ (default: validation/nemo)");
+  nemo_cmd->add_option("--report", nemo->report_file, "Write the Markdown report to this file");
+  nemo_cmd->add_option("--cluster", nemo->run.cluster, "Cluster name or file the rows run on")->default_str("h100-rail-ndr");
+  nemo_cmd->add_option("--calibration", nemo->run.calibration,
+                       "Calibration profile of the H100s (default: datasheet compute and collectives)");
+  nemo_cmd->add_option("--compare-calibration", nemo->run.compare_calibration,
+                       "Predict every row a second time with this profile and show both (e.g. h200x4: measured kernel "
+                       "rates of the same GH100 die, until an H100 profile exists)");
+  add_format_option(nemo_cmd, nemo->format);
+  nemo_cmd->callback([nemo, &ctx] { ctx.exit_code = run_nemo(*nemo); });
 }
 
 }  // namespace scalescope::cli

@@ -15,6 +15,7 @@
 #include "scalescope/models/plan.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/collective.hpp"
+#include "scalescope/validate/rig.hpp"
 #include "validate_a100.hpp"
 
 namespace scalescope::cli {
@@ -56,13 +57,7 @@ struct SystemSpec {
 };
 Expected<SystemSpec> make_system(const std::filesystem::path& dir, const A100Options& options, bool fitted);
 
-struct Rig {
-  Cluster cluster;
-  CollectiveModel coll;
-  models::ComputeModel compute;
-  Rig(Cluster c, CollectiveParams p, models::ComputeModel m)
-      : cluster(std::move(c)), coll(cluster, std::move(p)), compute(std::move(m)) {}
-};
+using validate::Rig;
 
 /// Clusters by (vTrain machine?, node count), built once each. Not thread-safe; Rig is read-only.
 class Rigs {

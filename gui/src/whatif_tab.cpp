@@ -24,7 +24,8 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
   auto* outer = new QVBoxLayout(this);
   auto* intro = new QLabel(
       "Drag a slider: the analytical model re-predicts one iteration of the workload tab's plan "
-      "(dp follows the GPU count; tp, pp and the global batch stay).");
+      "(dp follows the GPU count; tp, pp and the global batch stay; cp, FP8 and the Megatron overlaps can be "
+      "switched here).");
   intro->setWordWrap(true);
   outer->addWidget(intro);
   auto* grid = new QGridLayout;
@@ -32,13 +33,15 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
   nvlink_ = make_slider(10, 400);
   nic_ = make_slider(10, 400);
   mbs_ = make_slider(1, 64);
+  cp_ = make_slider(1, 32);
+  cp_label_ = new QLabel;
   nodes_label_ = new QLabel;
   nvlink_label_ = new QLabel;
   nic_label_ = new QLabel;
   mbs_label_ = new QLabel;
   int row = 0;
   for (auto [s, l] : {std::pair{nodes_, nodes_label_}, std::pair{nvlink_, nvlink_label_}, std::pair{nic_, nic_label_},
-                      std::pair{mbs_, mbs_label_}}) {
+                      std::pair{mbs_, mbs_label_}, std::pair{cp_, cp_label_}}) {
     l->setMinimumWidth(260);
     grid->addWidget(l, row, 0);
     grid->addWidget(s, row, 1);
@@ -52,9 +55,17 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
       "section measured, per kernel (a GEMM by its output size, a collective by the length of the kernels beside it). "
       "Off: overlapped communication is free. Without a profile section there is nothing to switch.");
   outer->addWidget(interference_);
-  connect(interference_, &QCheckBox::toggled, this, [this] {
-    if (!loading_) debounce_->start();
-  });
+  fp8_ = new QCheckBox("FP8 GEMMs (precision=fp8, Transformer Engine; the profile's fp8 rates or the datasheet's)");
+  overlaps_ = new QCheckBox("Megatron-Core overlaps (overlap_grad_reduce, overlap_param_gather with ZeRO >= 1, "
+                            "tp_comm_overlap with sp)");
+  outer->addWidget(fp8_);
+  outer->addWidget(overlaps_);
+  for (QCheckBox* c : {interference_, fp8_, overlaps_}) {
+    connect(c, &QCheckBox::toggled, this, [this] {
+      refresh_labels();
+      if (!loading_) debounce_->start();
+    });
+  }
   result_ = new QLabel;
   result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -69,7 +80,7 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
   debounce_->setSingleShot(true);
   debounce_->setInterval(60);
   connect(debounce_, &QTimer::timeout, this, &WhatIfTab::recompute_now);
-  for (QSlider* s : {nodes_, nvlink_, nic_, mbs_}) {
+  for (QSlider* s : {nodes_, nvlink_, nic_, mbs_, cp_}) {
     connect(s, &QSlider::valueChanged, this, [this] {
       refresh_labels();
       if (!loading_) debounce_->start();
@@ -89,7 +100,10 @@ void WhatIfTab::set_base(const Session& base) {
   nvlink_->setValue(static_cast<int>(base.nvlink_scale * 100));
   nic_->setValue(static_cast<int>(base.nic_scale * 100));
   mbs_->setValue(base.plan.mbs);
+  cp_->setValue(base.plan.cp);
   interference_->setChecked(base.interference);
+  fp8_->setChecked(base.plan.fp8());
+  overlaps_->setChecked(base.plan.overlap && (base.plan.overlap_param_gather || base.plan.tp_comm_overlap));
   loading_ = false;
   refresh_labels();
 }
@@ -97,9 +111,19 @@ void WhatIfTab::set_base(const Session& base) {
 Session WhatIfTab::scenario() const {
   Session s = base_;
   s.nodes = nodes_->value();
-  const int model_parallel = s.plan.tp * s.plan.pp;
+  s.plan.cp = cp_->value();
+  const int model_parallel = s.plan.tp * s.plan.pp * s.plan.cp;
   s.plan.dp = std::max(1, s.nodes * gpus_per_node_ / model_parallel);
   s.plan.mbs = mbs_->value();
+  if (fp8_->isChecked() != base_.plan.fp8()) s.plan.precision = fp8_->isChecked() ? models::Precision::fp8 : models::Precision::mixed;
+  if (!s.plan.fp8()) {
+    s.plan.fp8_params = false;
+    s.plan.fp8_recipe = models::Fp8Recipe::delayed;
+  }
+  const bool overlaps = overlaps_->isChecked();
+  s.plan.overlap = overlaps || base_.plan.overlap;
+  s.plan.overlap_param_gather = overlaps && s.plan.zero >= 1;
+  s.plan.tp_comm_overlap = overlaps && s.plan.sp;
   s.nvlink_scale = nvlink_->value() / 100.0;
   s.nic_scale = nic_->value() / 100.0;
   s.interference = interference_->isChecked();
@@ -117,6 +141,7 @@ void WhatIfTab::refresh_labels() {
   nvlink_label_->setText(QString("NVLink bandwidth: %1 %").arg(nvlink_->value()));
   nic_label_->setText(QString("NIC / fabric bandwidth: %1 %").arg(nic_->value()));
   mbs_label_->setText(QString("micro-batch size: %1 (gbs %2)").arg(s.plan.mbs).arg(s.plan.gbs));
+  cp_label_->setText(QString("context parallel: cp = %1").arg(s.plan.cp));
 }
 
 QString WhatIfTab::result_text() const { return result_->text(); }

@@ -12,7 +12,9 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "scalescope/gui/dense_stack_box.hpp"
 #include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/models/megatron_flags.hpp"
 #include "scalescope/models/hf_import.hpp"
 
 namespace scalescope::gui {
@@ -63,6 +65,8 @@ WorkloadTab::WorkloadTab(ErrorReporter* errors, QWidget* parent) : QWidget(paren
   sp_ = new QCheckBox("Sequence parallelism");
   pf->addRow("", sp_);
   outer->addWidget(planbox);
+  dense_ = new DenseStackBox;
+  outer->addWidget(dense_);
 
   auto* hw = new QGroupBox("Cluster and calibration");
   auto* hf = new QFormLayout(hw);
@@ -99,6 +103,8 @@ WorkloadTab::WorkloadTab(ErrorReporter* errors, QWidget* parent) : QWidget(paren
     connect(c, &QComboBox::currentTextChanged, this, &WorkloadTab::revalidate);
   }
   connect(sp_, &QCheckBox::toggled, this, &WorkloadTab::revalidate);
+  connect(dense_, &DenseStackBox::changed, this, &WorkloadTab::revalidate);
+  connect(dense_, &DenseStackBox::import_requested, this, [this] { import_megatron_flags(); });
   set_session(Session{});
 }
 
@@ -123,6 +129,7 @@ Session WorkloadTab::session() const {
                 : rc == "selective" ? models::Recompute::selective
                                     : models::Recompute::none;
   p.sp = sp_->isChecked();
+  dense_->apply(p);
   s.cluster = cluster_->currentText().toStdString();
   s.nodes = nodes_->value();
   s.calibration = calibration_->currentText() == kDatasheet ? std::string() : calibration_->currentText().toStdString();
@@ -155,6 +162,7 @@ void WorkloadTab::set_session(const Session& s) {
   vpp_->setValue(s.plan.vpp);
   recompute_->setCurrentText(qs(models::to_string(s.plan.recompute)));
   sp_->setChecked(s.plan.sp);
+  dense_->set_plan(s.plan);
   select_or_add(cluster_, qs(s.cluster));
   nodes_->setValue(s.nodes);
   select_or_add(calibration_, s.calibration.empty() ? QString(kDatasheet) : qs(s.calibration));
@@ -186,11 +194,12 @@ void WorkloadTab::revalidate() {
       plan_error_ = qs(check.error().str());
     } else {
       plan_error_.clear();
-      QString text = QString("Plan valid: %1 GPUs (tp %2 x pp %3 x dp %4), %5 micro-batches per pipeline.")
+      QString text = QString("Plan valid: %1 GPUs (tp %2 x pp %3 x dp %4%5), %6 micro-batches per pipeline.")
                          .arg(s.plan.gpus())
                          .arg(s.plan.tp)
                          .arg(s.plan.pp)
                          .arg(s.plan.dp)
+                         .arg(s.plan.cp > 1 ? QString(" x cp %1").arg(s.plan.cp) : QString())
                          .arg(s.plan.num_microbatches());
       for (const auto& n : check->notes) text += "\nnote: " + qs(n);
       status_->setStyleSheet("color: #1b5e20;");
@@ -202,6 +211,33 @@ void WorkloadTab::revalidate() {
     status_->setText("Invalid: " + plan_error_);
   }
   emit session_changed();
+}
+
+bool WorkloadTab::import_megatron_flags() {
+  Session s = session();
+  auto model = models::load_model_by_name_or_path(s.model);
+  if (!model) {
+    errors_->report("Cannot read the Megatron flags", qs(model.error().str()));
+    return false;
+  }
+  int gpus = 0;
+  if (s.nodes > 0) {
+    ClusterOptions one;
+    one.nodes = 1;
+    if (auto c = load_cluster_by_name_or_path(s.cluster, one)) gpus = s.nodes * c->gpus_per_node();
+  }
+  auto imported = models::plan_from_megatron(dense_->megatron_flags().toStdString(), *model, gpus);
+  if (!imported) {
+    errors_->report("Cannot read the Megatron flags", qs(imported.error().str()));
+    return false;
+  }
+  s.plan = imported->plan;
+  set_session(s);
+  QString extra;
+  if (!imported->ignored.empty()) extra += QString("\nignored %1 flag(s) that set nothing here").arg(imported->ignored.size());
+  for (const auto& n : imported->notes) extra += "\nnote: " + qs(n);
+  if (!extra.isEmpty()) status_->setText(status_->text() + extra);
+  return true;
 }
 
 bool WorkloadTab::import_model_file(const QString& path) {

@@ -13,8 +13,6 @@ namespace detail {
 
 namespace {
 
-constexpr int kKindTp = 1, kKindDp = 2, kKindTie = 3, kKindGather = 4;
-
 std::uint32_t tag(int virtual_stage, bool forward) {
   return static_cast<std::uint32_t>(virtual_stage * 2 + (forward ? 0 : 1));
 }
@@ -23,24 +21,32 @@ std::int32_t layer_label(int layer) { return layer; }
 
 }  // namespace
 
-RankEmitter::RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, int dp_rank, int tp_rank)
-    : c_(ctx), g_(graph), stage_(stage), dp_rank_(dp_rank), tp_rank_(tp_rank) {
+RankEmitter::RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, int dp_rank, int tp_rank, int cp_rank)
+    : c_(ctx), g_(graph), stage_(stage), dp_rank_(dp_rank), tp_rank_(tp_rank), cp_rank_(cp_rank) {
   const Plan& p = *c_.plan;
-  rank_ = plan_rank(p, stage, dp_rank, tp_rank);
+  rank_ = plan_rank(p, stage, dp_rank, tp_rank, cp_rank);
   if (p.pp > 1) {
-    prev_ = plan_rank(p, (stage + p.pp - 1) % p.pp, dp_rank, tp_rank);
-    next_ = plan_rank(p, (stage + 1) % p.pp, dp_rank, tp_rank);
+    prev_ = plan_rank(p, (stage + p.pp - 1) % p.pp, dp_rank, tp_rank, cp_rank);
+    next_ = plan_rank(p, (stage + 1) % p.pp, dp_rank, tp_rank, cp_rank);
   }
-  // A stage's groups of one kind run their collectives in lockstep: the TP groups of its dp ranks,
-  // the DP groups of its tp ranks. Declared as siblings, they share links at analytical fidelity.
-  auto tp_group_of = [&](int d) {
+  // A stage's groups of one kind run their collectives in lockstep: the TP groups of its dp x cp ranks,
+  // the DP (x CP) groups of its tp ranks, the CP groups of its dp x tp ranks. Declared as siblings, they
+  // share links at analytical fidelity. Sibling index i enumerates the other coordinates.
+  auto tp_group_of = [&](int i) {
     std::vector<int> ranks;
-    for (int i = 0; i < p.tp; ++i) ranks.push_back(plan_rank(p, stage, d, i));
+    for (int t = 0; t < p.tp; ++t) ranks.push_back(plan_rank(p, stage, i / p.cp, t, i % p.cp));
     return g_.intern_group(ranks);
   };
-  auto dp_group_of = [&](int t) {
+  auto dp_group_of = [&](int t) {  // gradients are reduced over dp x cp (Megatron's dp-cp group)
     std::vector<int> ranks;
-    for (int i = 0; i < p.dp; ++i) ranks.push_back(plan_rank(p, stage, i, t));
+    for (int d = 0; d < p.dp; ++d) {
+      for (int c = 0; c < p.cp; ++c) ranks.push_back(plan_rank(p, stage, d, t, c));
+    }
+    return g_.intern_group(ranks);
+  };
+  auto cp_group_of = [&](int i) {
+    std::vector<int> ranks;
+    for (int c = 0; c < p.cp; ++c) ranks.push_back(plan_rank(p, stage, i / p.tp, i % p.tp, c));
     return g_.intern_group(ranks);
   };
   auto declare = [&](GroupId self, int count, auto group_of) {
@@ -51,10 +57,12 @@ RankEmitter::RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, i
     }
     g_.set_concurrent(self, std::move(siblings));
   };
-  tp_group_ = tp_group_of(dp_rank);
+  tp_group_ = tp_group_of(dp_rank * p.cp + cp_rank);
   dp_group_ = dp_group_of(tp_rank);
-  if (p.tp > 1) declare(tp_group_, p.dp, tp_group_of);
-  if (p.dp > 1) declare(dp_group_, p.tp, dp_group_of);
+  cp_group_ = cp_group_of(dp_rank * p.tp + tp_rank);
+  if (p.tp > 1) declare(tp_group_, p.dp * p.cp, tp_group_of);
+  if (p.dp * p.cp > 1) declare(dp_group_, p.tp, dp_group_of);
+  if (p.cp > 1) declare(cp_group_, p.dp * p.tp, cp_group_of);
 }
 
 std::uint64_t RankEmitter::key(int kind, std::uint32_t group_index, std::uint32_t& seq) const {
@@ -63,10 +71,10 @@ std::uint64_t RankEmitter::key(int kind, std::uint32_t group_index, std::uint32_
 
 SyncMode RankEmitter::sync_mode(int microbatch) const {
   const Plan& p = *c_.plan;
-  if (p.dp == 1) return SyncMode::none;
+  if (p.dp * p.cp == 1) return SyncMode::none;
   if (p.zero <= 1) {
     if (microbatch != c_.m - 1) return SyncMode::none;
-    return p.zero == 0 && p.overlap ? SyncMode::overlap : SyncMode::after_backward;
+    return (p.zero == 0 || c_.dist_opt) && p.overlap ? SyncMode::overlap : SyncMode::after_backward;
   }
   return p.overlap ? SyncMode::overlap : SyncMode::after_unit;
 }
@@ -74,7 +82,8 @@ SyncMode RankEmitter::sync_mode(int microbatch) const {
 bool RankEmitter::split_unit(int microbatch, bool forward) const {
   const Plan& p = *c_.plan;
   if (c_.options.per_layer_tasks || (p.zero == 3 && p.dp > 1) || (forward && c_.fsdp2)) return true;
-  return !forward && sync_mode(microbatch) == SyncMode::overlap;
+  if (forward) return microbatch == 0 && !c_.gather_buckets.empty();  // waits per bucket (overlap_param_gather)
+  return sync_mode(microbatch) == SyncMode::overlap;
 }
 
 TaskId RankEmitter::compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep) {
@@ -118,7 +127,7 @@ RankEmitter::TpOps RankEmitter::tp_ops(Piece piece, bool forward) const {
 }
 
 TaskId RankEmitter::tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep) {
-  const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * c_.plan->dp + dp_rank_);
+  const std::uint32_t group_index = tp_group_index();
   auto emit = [&](CollOp op, double bytes, TaskCategory cat, const char* name) {
     const TaskId t = g_.add_collective(rank_, kStreamCompute, cat, name, op, tp_group_, Bytes(bytes),
                                        key(kKindTp, group_index, tp_seq_), labels);
@@ -187,7 +196,7 @@ void RankEmitter::flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels) {
 void RankEmitter::grads_ready(double bytes, TaskId ready, SyncMode mode, TaskLabels labels) {
   if (mode == SyncMode::none) return;
   bucket_acc_ += bytes;
-  if (bucket_acc_ >= c_.bucket_bytes) flush_bucket(ready, mode, labels);
+  if (bucket_acc_ >= cap_) flush_bucket(ready, mode, labels);
 }
 
 void RankEmitter::forward_unit(const ScheduleStep& s) {
@@ -199,6 +208,9 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
   TaskId dep = first ? kNoTask : pp_recv(s, v, lab);
   if (split_unit(s.microbatch, true)) {
     const bool gathers = (p.zero == 3 && p.dp > 1) || c_.fsdp2;
+    // overlap_param_gather: this chunk's parameter buckets, gathered for its first forward.
+    const std::vector<TaskId> bucket_gathers = s.microbatch == 0 ? first_forward_gathers(v, lab) : std::vector<TaskId>{};
+    int piece_index = 0;
     // FSDP2 gathers a unit's parameters from its pre-forward hook, and a gather waits for the last
     // reduce-scatter issued before it (torch 2.11 FSDPParamGroup.unshard: reduce_scatter_state), so
     // nothing of a micro-batch is gathered before the unit before it and that unit's last reduce-scatter
@@ -217,11 +229,19 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
         if (gather != kNoTask && b != kNoTask) g_.precede(b, gather);
         b = kNoTask;
       }
-      const TaskId t = compute(TaskCategory::forward, name, cost, l, dep);
+      const std::size_t index = static_cast<std::size_t>(piece_index++);
+      const TaskId bucket = index < bucket_gathers.size() ? bucket_gathers[index] : kNoTask;
+      TaskId t;
+      if (kind == Piece::layer) {
+        t = layer_block(Phase::forward, name, cost, 1, tp_ops(kind, true), {}, true, l, dep);
+      } else {
+        t = compute(TaskCategory::forward, name, cost, l, dep);
+        tp_comm(tp_ops(kind, true), true, l, kNoTask);
+      }
       if (gather != kNoTask) g_.precede(gather, t);
+      if (bucket != kNoTask) g_.precede(bucket, t);
       if (gathers) uses_.push_back(t);
       dep = kNoTask;
-      tp_comm(tp_ops(kind, true), true, l, kNoTask);
     };
     if (first) piece(Piece::embedding, c_.edge.embedding_forward, c_.embed_params, -1, "embedding fwd");
     for (int i = 0; i < L; ++i) {
@@ -231,17 +251,16 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
     if (last) piece(Piece::head, c_.edge.head_forward, c_.head_params, -1, "head fwd");
   } else {
     PhaseCost cost = c_.layer.forward * L;
-    TpOps ops = tp_ops(Piece::layer, true) * L;
+    TpOps edge_ops;
     if (first) {
       cost += c_.edge.embedding_forward;
-      ops += tp_ops(Piece::embedding, true);
+      edge_ops += tp_ops(Piece::embedding, true);
     }
     if (last) {
       cost += c_.edge.head_forward;
-      ops += tp_ops(Piece::head, true);
+      edge_ops += tp_ops(Piece::head, true);
     }
-    compute(TaskCategory::forward, "forward", cost, lab, dep);
-    tp_comm(ops, false, lab, kNoTask);
+    layer_block(Phase::forward, "forward", cost, L, tp_ops(Piece::layer, true) * L, edge_ops, false, lab, dep);
   }
   if (!last) pp_send(s, v, lab);
 }
@@ -254,9 +273,11 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
   const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
   const SyncMode mode = sync_mode(s.microbatch);
   const bool recompute = p.recompute == Recompute::full || c_.layer.recompute.kernels > 0;
-  // ZeRO-1/2 gather the updated shards after the step; FSDP2 (ZeRO-2 here) at the next forward instead.
+  // ZeRO-1/2 gather the updated shards after the step; FSDP2 (ZeRO-2 here) at the next forward instead,
+  // Megatron's distributed optimizer too with overlap_param_gather.
   record_shards_ = (p.zero == 1 || (p.zero == 2 && !c_.fsdp2)) && s.microbatch == c_.m - 1;
   bucket_acc_ = 0.0;
+  cap_ = c_.bucket_cap(v);
   TaskId dep = last ? kNoTask : pp_recv(s, v, lab);
   const double g = c_.grad_elem;
   if (split_unit(s.microbatch, false)) {
@@ -270,16 +291,21 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
       const bool root = c_.fsdp2 && kind != Piece::layer;
       const TaskId gather = zero3 && !root ? zero_gather(params, l) : kNoTask;
       if (kind == Piece::layer && recompute) {
-        const TaskId r = compute(TaskCategory::recompute, "layer recompute", c_.layer.recompute, l, dep);
+        const TaskId r = layer_block(Phase::recompute, "layer recompute", c_.layer.recompute, 1,
+                                     p.recompute == Recompute::full ? tp_ops(Piece::layer, true) : TpOps{}, {}, true, l, dep);
         if (gather != kNoTask) g_.precede(gather, r);
         dep = kNoTask;
-        if (p.recompute == Recompute::full) tp_comm(tp_ops(Piece::layer, true), true, l, kNoTask);
       }
-      const TaskId t = compute(TaskCategory::backward, name, cost, l, dep);
+      TaskId t;
+      if (kind == Piece::layer) {
+        t = layer_block(Phase::backward, name, cost, 1, tp_ops(kind, false), {}, true, l, dep);
+      } else {
+        t = compute(TaskCategory::backward, name, cost, l, dep);
+        tp_comm(tp_ops(kind, false), true, l, kNoTask);
+      }
       if (gather != kNoTask) g_.precede(gather, t);
       if (zero3) uses_.push_back(t);
       dep = kNoTask;
-      tp_comm(tp_ops(kind, false), true, l, kNoTask);
       if (root) {
         root_grads += params * g;
         return;
@@ -296,22 +322,22 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
     if (root_grads > 0.0) grads_ready(root_grads, last_compute_, mode, lab);
   } else {
     if (recompute) {
-      compute(TaskCategory::recompute, "recompute", c_.layer.recompute * L, lab, dep);
+      layer_block(Phase::recompute, "recompute", c_.layer.recompute * L, L,
+                  p.recompute == Recompute::full ? tp_ops(Piece::layer, true) * L : TpOps{}, {}, false, lab, dep);
       dep = kNoTask;
-      if (p.recompute == Recompute::full) tp_comm(tp_ops(Piece::layer, true) * L, false, lab, kNoTask);
     }
     PhaseCost cost = c_.layer.backward * L;
-    TpOps ops = tp_ops(Piece::layer, false) * L;
+    TpOps edge_ops;
     if (first) {
       cost += c_.edge.embedding_backward;
-      ops += tp_ops(Piece::embedding, false);
+      edge_ops += tp_ops(Piece::embedding, false);
     }
     if (last) {
       cost += c_.edge.head_backward;
-      ops += tp_ops(Piece::head, false);
+      edge_ops += tp_ops(Piece::head, false);
     }
-    const TaskId t = compute(TaskCategory::backward, "backward", cost, lab, dep);
-    tp_comm(ops, false, lab, kNoTask);
+    const TaskId t =
+        layer_block(Phase::backward, "backward", cost, L, tp_ops(Piece::layer, false) * L, edge_ops, false, lab, dep);
     // Merged units sync only after the unit or the whole backward: feed the pieces in backward order
     // so that the buckets close at the same layer boundaries as in split units.
     if (mode != SyncMode::none) {
@@ -401,24 +427,24 @@ void RankEmitter::emit() {
   const TaskLabels lab{-1, -1, static_cast<std::int16_t>(stage_)};
   for (double b : deferred_buckets_) grad_sync(b, final_backward, lab);
   if (c_.spec->tied_embeddings && p.pp > 1 && (stage_ == 0 || stage_ == p.pp - 1)) {
-    const int ends[2] = {plan_rank(p, 0, dp_rank_, tp_rank_), plan_rank(p, p.pp - 1, dp_rank_, tp_rank_)};
+    const int ends[2] = {plan_rank(p, 0, dp_rank_, tp_rank_, cp_rank_), plan_rank(p, p.pp - 1, dp_rank_, tp_rank_, cp_rank_)};
     std::uint32_t seq = 0;
     const TaskId t = g_.add_collective(rank_, kStreamGradSync, TaskCategory::other, "tied embedding all-reduce",
                                        CollOp::all_reduce, std::span<const int>(ends, 2), Bytes(c_.tie_bytes),
-                                       key(kKindTie, static_cast<std::uint32_t>(dp_rank_ * p.tp + tp_rank_), seq), lab);
+                                       key(kKindTie, static_cast<std::uint32_t>((dp_rank_ * p.cp + cp_rank_) * p.tp + tp_rank_), seq), lab);
     g_.precede(final_backward, t);
     last_sync_ = t;
   }
-  const double shard = (p.zero >= 1 && p.dp > 1) ? static_cast<double>(p.dp) : 1.0;
+  const double shard = (p.zero >= 1 && p.dp * p.cp > 1) ? static_cast<double>(p.dp * p.cp) : 1.0;
   const PhaseCost opt = optimizer_cost(c_.stage_params[static_cast<std::size_t>(stage_)] / shard, *c_.spec, p, *c_.compute,
-                                        c_.options.costs);
+                                       c_.options.costs);
   const TaskId step = compute(TaskCategory::optimizer, "optimizer step", opt, lab, last_sync_);
-  if ((p.zero == 1 || p.zero == 2) && p.dp > 1) {
+  if ((p.zero == 1 || p.zero == 2) && p.dp * p.cp > 1 && c_.gather_buckets.empty()) {
     const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
     TaskId dep = step;
     for (double b : shard_buckets_) {
       const TaskId t = g_.add_collective(rank_, kStreamGradSync, TaskCategory::zero_comm, "zero all-gather params",
-                                         CollOp::all_gather, dp_group_, Bytes(b * 2.0 / c_.grad_elem),
+                                         CollOp::all_gather, dp_group_, Bytes(b * c_.param_gather_elem / c_.grad_elem),
                                          key(kKindDp, group_index, dp_seq_), lab);
       if (dep != kNoTask) g_.precede(dep, t);
       dep = kNoTask;

@@ -5,14 +5,46 @@
 
 #include "builder_impl.hpp"
 #include "scalescope/models/builder.hpp"
+#include "scalescope/models/pipeline_layout.hpp"
+#include "scalescope/models/plan_costs.hpp"
 #include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
+
+namespace {
+
+/// Megatron-Core's parameter buckets of every virtual stage in forward order (BuildContext::GatherBucket):
+/// the pieces are filled in backward order (head, layers last to first, embedding) and a bucket closes at
+/// a piece boundary once its gradient bytes reach the chunk's cap, as the gradient sync closes them.
+std::vector<std::vector<detail::BuildContext::GatherBucket>> gather_buckets(const detail::BuildContext& c) {
+  std::vector<std::vector<detail::BuildContext::GatherBucket>> out;
+  for (int v = 0; v < c.V; ++v) {
+    const bool first = v == 0, last = v == c.V - 1;
+    const int pieces = (first ? 1 : 0) + c.layout.layers_per_chunk[static_cast<std::size_t>(v)] + (last ? 1 : 0);
+    std::vector<detail::BuildContext::GatherBucket> backward_order;
+    double acc = 0.0;
+    for (int i = pieces - 1; i >= 0; --i) {
+      acc += last && i == pieces - 1 ? c.head_params : first && i == 0 ? c.embed_params : c.layer_params;
+      if (acc * c.grad_elem >= c.bucket_cap(v) || i == 0) {
+        backward_order.push_back({acc, i});
+        acc = 0.0;
+      }
+    }
+    out.emplace_back(backward_order.rbegin(), backward_order.rend());
+  }
+  return out;
+}
+
+}  // namespace
 
 Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan, const Cluster& cluster,
                                      const ComputeModel& compute, const BuildOptions& options) {
   const ModelSpec spec = with_plan_seq(spec_in, plan);
   if (auto check = validate(plan, spec, cluster.num_gpus()); !check) return check.error();
+  if (plan.fp8() && !cluster.gpu_spec().peak.fp8) {
+    return input_error("plan", "precision", "precision=fp8 needs FP8 tensor cores; the cluster's GPU '" +
+                                                cluster.gpu_spec().model + "' has no fp8 peak");
+  }
 
   detail::BuildContext c;
   c.spec = &spec;
@@ -21,15 +53,18 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   c.options = options;
   c.m = plan.num_microbatches();
   c.V = plan.pp * plan.vpp;
-  c.layout = even_layout(spec, plan.pp, plan.vpp);
+  c.layout = layout_of(spec, plan);
   int first = 0;
   for (int layers : c.layout.layers_per_chunk) {
     c.first_layer.push_back(first);
     first += layers;
   }
-  c.layer = layer_cost(spec, plan, compute, options.costs);
-  c.edge = edge_cost(spec, plan, compute, options.costs);
-  c.act_bytes = static_cast<double>(plan.mbs) * spec.seq_len * spec.hidden * 2.0;
+  PlanPieceCosts pieces = plan_piece_costs(spec, plan, compute, options.costs);
+  c.layer = std::move(pieces.layer);
+  c.edge = std::move(pieces.edge);
+  c.cp_blocks = std::move(pieces.cp.blocks);
+  c.cp_exchange = pieces.cp.exchange;
+  c.act_bytes = static_cast<double>(plan.mbs) * (spec.seq_len / plan.cp) * spec.hidden * 2.0;
   // The stack says how wide its residual stream is (eager PyTorch under autocast keeps it fp32;
   // validation/harness/parallel.py): PP sends it, and the TP collectives of the column-parallel inputs and the
   // embedding output carry it (torch.profiler on H200: the backward all-reduces of TP=2 llama-1b are f32).
@@ -39,7 +74,7 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   const double residual = stack.residual_bytes.eval(sym);
   c.residual_bytes = c.act_bytes * (std::isfinite(residual) && residual > 0.0 ? residual : 2.0) / 2.0;
   c.pp_bytes = plan.sp ? c.residual_bytes / plan.tp : c.residual_bytes;
-  c.grad_elem = grad_bytes_per_element(plan.precision);
+  c.grad_elem = grad_bytes_per_element(plan);
   c.fsdp2 = stack.fsdp2.eval(sym) != 0.0;
   const int vm = options.costs.vocab_multiple;
   const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm);
@@ -52,6 +87,9 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   }
   c.tie_bytes = static_cast<double>(padded_vocab(spec.vocab, plan.tp, vm) / plan.tp) * spec.hidden * c.grad_elem;
   c.bucket_bytes = plan.bucket_MB * 1024.0 * 1024.0;
+  c.dist_opt = plan.zero == 1 && stack.distributed_optimizer;
+  c.param_gather_elem = param_gather_bytes_per_element(plan);
+  if (c.dist_opt && plan.overlap_param_gather && plan.dp * plan.cp > 1) c.gather_buckets = gather_buckets(c);
   for (int s = 0; s < plan.pp; ++s) c.order.push_back(pipeline_order(plan.schedule, plan.pp, plan.vpp, s, c.m));
   // A stack that pipelines with torch.distributed.pipelining (validation/harness) runs its interleaved program.
   // validate() has made m a multiple of pp, which is what torch needs too.
@@ -68,15 +106,20 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   g.set_stream_name(kStreamSendBwd, "pp-send-bwd");
   g.set_stream_name(kStreamRecvBwd, "pp-recv-bwd");
   g.set_stream_name(kStreamZeroGather, "zero-gather");
+  if (plan.cp > 1) g.set_stream_name(kStreamCp, "cp-exchange");
+  if (plan.tp_comm_overlap) g.set_stream_name(kStreamTpOverlap, "tp-overlap");
   const int dp_count = options.symmetric ? 1 : plan.dp;
   const int tp_count = options.symmetric || options.tp_classes ? 1 : plan.tp;
+  const int cp_count = options.symmetric ? 1 : plan.cp;
   // Rough size: per unit a compute task, a few collectives and a transfer.
   const std::size_t per_rank = c.order.empty() ? 0 : c.order[0].size() * 5 + 64;
-  const std::size_t ranks = static_cast<std::size_t>(plan.pp) * dp_count * tp_count;
+  const std::size_t ranks = static_cast<std::size_t>(plan.pp) * dp_count * tp_count * cp_count;
   g.reserve(per_rank * ranks, per_rank * ranks);
   for (int s = 0; s < plan.pp; ++s) {
     for (int d = 0; d < dp_count; ++d) {
-      for (int t = 0; t < tp_count; ++t) detail::RankEmitter(c, g, s, d, t).emit();
+      for (int t = 0; t < tp_count; ++t) {
+        for (int k = 0; k < cp_count; ++k) detail::RankEmitter(c, g, s, d, t, k).emit();
+      }
     }
   }
   return g;

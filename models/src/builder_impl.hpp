@@ -10,6 +10,7 @@
 
 #include "scalescope/models/builder.hpp"
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/cp_costs.hpp"
 
 namespace scalescope::models::detail {
 
@@ -25,6 +26,14 @@ struct BuildContext {
   std::vector<int> first_layer;  ///< per virtual stage: index of its first layer in the model
   LayerCost layer;
   EdgeCost edge;
+  LayerCost cp_blocks;     ///< context-parallel attention beyond the rank's own block (cp_costs.hpp)
+  CpExchange cp_exchange;  ///< and its exchange, per layer
+  /// zero=1 as Megatron-Core's distributed optimizer (not eager PyTorch's ZeroRedundancyOptimizer): buckets
+  /// only on the first model chunk of the first stage (one bucket per other chunk), reduce-scatters
+  /// overlapped with the backward with overlap_grad_reduce, parameter all-gathers in the next forward
+  /// with overlap_param_gather (builder_overlap.cpp).
+  bool dist_opt = false;
+  double param_gather_elem = 2;  ///< bytes per parameter of the ZeRO-1/2 parameter all-gathers
   double act_bytes = 0;  ///< S = mbs * seq * hidden * 2 (TP collective of a matmul output)
   /// TP collective of the residual stream (S; x2 for eager autocast, whose norms and residual are fp32)
   double residual_bytes = 0;
@@ -38,6 +47,17 @@ struct BuildContext {
   std::vector<double> stage_params;  ///< parameters one tensor-parallel rank of each stage holds
   double tie_bytes = 0;              ///< tied-embedding gradient all-reduce size
   double bucket_bytes = 0;
+  /// A parameter bucket in forward order: its parameters and the first forward piece that uses them
+  /// (0 = embedding on the first chunk, then the layers, then the head).
+  struct GatherBucket {
+    double params = 0;
+    int first_piece = 0;
+  };
+  /// overlap_param_gather: per virtual stage, its buckets in forward order (gathered back to back when
+  /// the first forward of that chunk starts; each piece of it waits for its bucket).
+  std::vector<std::vector<GatherBucket>> gather_buckets;
+  /// Gradient bucket cap of virtual stage v: Megatron's distributed optimizer buckets only chunk 0.
+  double bucket_cap(int v) const { return dist_opt && v != 0 ? 1e300 : bucket_bytes; }
   std::vector<std::vector<ScheduleStep>> order;  ///< per stage
   /// PyTorch's interleaved program per stage (torch_interleaved_program) when the kernels are eager
   /// PyTorch's and the schedule is interleaved: its order places the PP sends and receives of a rank
@@ -45,13 +65,16 @@ struct BuildContext {
   std::vector<std::vector<TorchPipelineAction>> torch_program;
 };
 
+/// Kinds of collective instance keys (RankEmitter::key).
+enum CollectiveKind : int { kKindTp = 1, kKindDp = 2, kKindTie = 3, kKindGather = 4, kKindCp = 5 };
+
 /// How a unit's gradients reach the gradient-sync stream.
 enum class SyncMode { none, overlap, after_unit, after_backward };
 
 /// Emits the tasks of one rank (stage, dp_rank, tp_rank) into a graph.
 class RankEmitter {
  public:
-  RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, int dp_rank, int tp_rank);
+  RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, int dp_rank, int tp_rank, int cp_rank = 0);
   void emit();
 
  private:
@@ -77,6 +100,7 @@ class RankEmitter {
     }
   };
   enum class Piece { embedding, layer, head };
+  enum class Phase { forward, backward, recompute };
 
   void forward_unit(const ScheduleStep& s);
   void backward_unit(const ScheduleStep& s);
@@ -93,6 +117,20 @@ class RankEmitter {
   bool split_unit(int microbatch, bool forward) const;
 
   TaskId compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep);
+  /// `layers` layers' compute `cost` (plus the unit's edge pieces in it), the context-parallel blocks and
+  /// exchange (cp_attention), then the TP collectives `layer_ops` + `edge_ops` as tp_comm() emits them;
+  /// with tp_comm_overlap the layers' SP collectives run beside the compute on their own stream and only
+  /// their last reduce-scatter chunk (1/tp of its bytes) waits on the compute stream, after them. Returns
+  /// the compute task (builder_overlap.cpp).
+  TaskId layer_block(Phase phase, const char* name, const PhaseCost& cost, int layers, const TpOps& layer_ops,
+                     const TpOps& edge_ops, bool split, TaskLabels labels, TaskId dep);
+  /// The context-parallel attention blocks of `layers` layers and their exchange (cp_costs.hpp): p2p on
+  /// the CP stream beside the blocks, joined before the next compute-stream task; allgather / a2a before
+  /// the blocks on the compute stream.
+  void cp_attention(Phase phase, int layers, TaskLabels labels);
+  /// overlap_param_gather: the parameter all-gathers of virtual stage v for its first forward, in
+  /// forward order on the gather stream; returns them by bucket.
+  std::vector<TaskId> first_forward_gathers(int v, TaskLabels labels);
   /// TP collectives on the compute stream: one task per operation (split) or one per op kind with
   /// the summed bytes (merged). Returns the last task emitted.
   TaskId tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep);
@@ -102,13 +140,18 @@ class RankEmitter {
   void flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels);
   TaskId grad_sync(double bytes, TaskId dep, TaskLabels labels);
   std::uint64_t key(int kind, std::uint32_t group_index, std::uint32_t& seq) const;
+  /// Index of the rank's TP group among all TP groups (stage, dp rank, cp rank).
+  std::uint32_t tp_group_index() const {
+    return static_cast<std::uint32_t>((stage_ * c_.plan->dp + dp_rank_) * c_.plan->cp + cp_rank_);
+  }
 
   const BuildContext& c_;
   TaskGraph& g_;
-  int stage_, dp_rank_, tp_rank_, rank_;
+  int stage_, dp_rank_, tp_rank_, cp_rank_, rank_;
   int prev_ = -1, next_ = -1;  ///< ranks of the previous / next stage (same dp, tp), -1 at the ends (pp=1)
-  GroupId tp_group_ = 0, dp_group_ = 0;
-  std::uint32_t tp_seq_ = 0, dp_seq_ = 0, gather_seq_ = 0;
+  GroupId tp_group_ = 0, dp_group_ = 0, cp_group_ = 0;  ///< dp_group_: the dp x cp ranks that reduce gradients
+  std::uint32_t tp_seq_ = 0, dp_seq_ = 0, gather_seq_ = 0, cp_seq_ = 0;
+  double cap_ = 0;  ///< gradient bucket cap of the unit being emitted (BuildContext::bucket_cap)
   double bucket_acc_ = 0;                 ///< gradient bytes waiting for the current bucket
   std::vector<double> unit_buckets_;      ///< buckets to launch at the end of the current unit
   std::vector<double> deferred_buckets_;  ///< buckets to launch after the whole backward

@@ -7,8 +7,8 @@
 
 namespace scalescope::models {
 
-int plan_rank(const Plan& plan, int stage, int dp_rank, int tp_rank) {
-  return tp_rank + plan.tp * (dp_rank + plan.dp * stage);
+int plan_rank(const Plan& plan, int stage, int dp_rank, int tp_rank, int cp_rank) {
+  return tp_rank + plan.tp * (cp_rank + plan.cp * (dp_rank + plan.dp * stage));
 }
 
 std::vector<ScheduleStep> pipeline_order(Schedule schedule, int pp, int vpp, int stage, int m) {

@@ -39,7 +39,7 @@ double bytes_per_element(std::string_view dtype) {
 
 Expected<bool> check_assumptions(const ComputeAssumptions& a) {
   auto frac = [](double v) { return v > 0.0 && v <= 1.0; };
-  if (!frac(a.gemm_efficiency) || !frac(a.attention_efficiency) || !frac(a.hbm_efficiency) ||
+  if (!frac(a.gemm_efficiency) || !frac(a.fp8_gemm_efficiency) || !frac(a.attention_efficiency) || !frac(a.hbm_efficiency) ||
       !frac(a.elementwise_efficiency)) {
     return input_error("compute model", "", "efficiencies must lie in (0, 1]");
   }
@@ -183,7 +183,8 @@ KernelCost ComputeModel::gemm(std::int64_t m, std::int64_t n, std::int64_t k, st
   if (auto measured = interpolate_gemm(m, n, k, dtype, flops, operands)) {
     c = KernelCost{measured->time * static_cast<double>(batch), measured->provenance};
   } else {
-    const double compute = flops / (peak(dtype).value * assume_.gemm_efficiency);
+    const double eff = dtype == "fp8" ? assume_.fp8_gemm_efficiency : assume_.gemm_efficiency;
+    const double compute = flops / (peak(dtype).value * eff);
     const double memory = (operands / hbm_bw_).value;
     c = KernelCost{Seconds(std::max(compute, memory) * static_cast<double>(batch)), Provenance::assumed};
   }
@@ -307,6 +308,17 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
   } else {
     out.push_back({"gemm_efficiency", assume_.gemm_efficiency, "fraction of peak", Provenance::assumed,
                    "public cuBLAS large-GEMM measurements reach about 0.7-0.8 of peak"});
+  }
+  if (peak_.fp8) {  // used by precision=fp8 plans
+    std::size_t fp8 = 0;
+    for (const auto& g : gemms_) fp8 += g.dtype == "fp8" ? 1 : 0;
+    if (fp8 > 0) {
+      out.push_back({"gemm_shapes_fp8", static_cast<double>(fp8), "shapes", Provenance::measured,
+                     profile_source_ + " fp8_e4m3 rows (precision=fp8 GEMMs; same interpolation)"});
+    } else {
+      out.push_back({"fp8_gemm_efficiency", assume_.fp8_gemm_efficiency, "fraction of fp8 peak", Provenance::assumed,
+                     "median fp8_e4m3 rate of GH100 shapes >= 2048 measured by this project (h200x4 profile)"});
+    }
   }
   if (!attention_.empty()) {
     out.push_back({"attention_shapes", static_cast<double>(attention_.size()), "shapes", Provenance::measured,

@@ -46,7 +46,10 @@ PhaseCost PhaseCost::operator*(double k) const {
   return r;
 }
 
-double grad_bytes_per_element(Precision precision) { return precision == Precision::mixed ? 4.0 : 2.0; }
+double grad_bytes_per_element(Precision precision) {
+  return precision == Precision::mixed || precision == Precision::fp8 ? 4.0 : 2.0;
+}
+double grad_bytes_per_element(const Plan& plan) { return plan.grad_reduce_in_fp32 ? grad_bytes_per_element(plan.precision) : 2.0; }
 
 void PhaseCost::add_charged(KernelCost c, Seconds t, double kernel_flops, Bytes kernel_bytes) {
   time += t;
@@ -91,7 +94,7 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
     case RowKind::gemm: {
       const i64 gm = size_of(r.m, v), gn = size_of(r.n, v), gk = size_of(r.k, v), gb = size_of(r.batch, v);
       if (gm == 0 || gn == 0 || gk == 0 || gb == 0) return RowKernels{};
-      k.cost = m.gemm(gm, gn, gk, r.dtype == "compute" ? o.dtype : r.dtype, gb);
+      k.cost = m.gemm(gm, gn, gk, r.dtype == "compute" ? o.dtype : r.dtype == "attention" ? o.attention_type() : r.dtype, gb);
       k.flops = 2.0 * static_cast<double>(gm) * static_cast<double>(gn) * static_cast<double>(gk) *
                 static_cast<double>(gb);
       break;
@@ -108,7 +111,7 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
       k.flops = sh.forward_flops() * (r.backward ? 2.5 : 1.0);
       const double io = r.io.eval(v);
       k.bytes = Bytes(std::isfinite(io) && io > 0.0 ? io : 0.0);
-      k.cost = m.attention(sh, r.backward, Flops(k.flops), k.bytes, o.dtype);
+      k.cost = m.attention(sh, r.backward, Flops(k.flops), k.bytes, o.attention_type());
       break;
     }
     case RowKind::memory: {

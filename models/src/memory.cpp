@@ -6,6 +6,9 @@
 #include <cassert>
 #include <cmath>
 
+#include "scalescope/models/cp_costs.hpp"
+#include "scalescope/models/fp8_costs.hpp"
+#include "scalescope/models/pipeline_layout.hpp"
 #include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
@@ -73,13 +76,14 @@ double inflight_activation_sets(Schedule schedule, int pp, int vpp, int stage, i
   return 0;
 }
 
-MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
+MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
                                 const MemoryOptions& o) {
   assert(stage >= 0 && stage < p.pp && "memory_per_rank: stage out of range");
-  const PipelineLayout even = o.layout ? PipelineLayout{} : even_layout(m, p.pp, p.vpp);
+  const PipelineLayout even = o.layout ? PipelineLayout{} : layout_of(spec, p);
   const PipelineLayout& layout = o.layout ? *o.layout : even;
   assert(layout.pp == p.pp && "memory_per_rank: layout.pp differs from plan.pp");
-  const StageParams held = params_per_tp_rank(m, layout, stage, p.tp, o.vocab_multiple);
+  const StageParams held = params_per_tp_rank(spec, layout, stage, p.tp, o.vocab_multiple);
+  const ModelSpec m = cp_rank_spec(spec, p);  // the rank's seq_len / cp tokens (model states: the whole model)
   const StackProfile& st = stack_of(o);
   const StackMemory& rules = st.memory;
 
@@ -111,7 +115,8 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
 
   const Bytes per_layer(anchored(rules.measured_activations_per_layer, bytes_of(rules.activations_per_layer, v).value,
                                  at_trace(rules.activations_per_layer)));
-  b.activations = per_layer * (layout.layers_on_stage(stage) * b.inflight);
+  b.activations = per_layer * (sv.layers * b.inflight);
+  b.activations -= fp8_activation_saving(m, p) * (sv.layers * b.inflight);  // FP8 linear inputs (fp8_costs.hpp)
   v[st.symbols().size() + 6] = b.activations.value;  // `activations` (stack_memory_extra_symbols()[6])
 
   b.embedding_logits = bytes_of(rules.embedding_logits, v);
@@ -126,6 +131,10 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
   b.recompute_workspace = b.recompute_workspace * kr;
   b.zero3_gather = b.zero3_gather * kr;
   b.framework_copies = b.framework_copies * kr;
+  // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
+  // copies and transposes of the stage's linear weights.
+  b.recompute_workspace += cp_buffer_bytes(spec, p);
+  b.weights += fp8_weight_copy_bytes(sv.layers * static_cast<double>(count_params(spec).layer.matmul_weights()) / p.tp, p);
   if (rules.measured_optimizer_peak && states_tr > 0.0) {
     const double peak = *rules.measured_optimizer_peak * states / states_tr;
     b.optimizer_step = Bytes(std::max(0.0, peak - (b.total() - b.overhead).value));
@@ -137,7 +146,7 @@ MemoryBreakdown memory_per_rank(const ModelSpec& m, const Plan& p, int stage,
 MemoryBreakdown peak_memory(const ModelSpec& m_in, const Plan& p, const MemoryOptions& options) {
   const ModelSpec m = with_plan_seq(m_in, p);
   MemoryOptions o = options;  // build the layout once, not once per stage
-  if (!o.layout) o.layout = even_layout(m, p.pp, p.vpp);
+  if (!o.layout) o.layout = layout_of(m, p);
   MemoryBreakdown best = memory_per_rank(m, p, 0, o);
   for (int s = 1; s < p.pp; ++s) {
     MemoryBreakdown b = memory_per_rank(m, p, s, o);

@@ -1,6 +1,8 @@
-// Plan parsing from "k=v,k=v" text and from JSON, and writing it back.
+// Plan parsing from "k=v,k=v" text and from JSON, and writing it back: one list of keys (plan_keys) read
+// by one function (read_key) for both forms.
 #include "scalescope/models/plan.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -12,23 +14,17 @@ namespace fs = std::filesystem;
 
 std::string_view to_string(Schedule s) {
   switch (s) {
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::interleaved:
-      return "interleaved";
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
   }
   return "?";
 }
 std::string_view to_string(Recompute r) {
   switch (r) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
   }
   return "?";
 }
@@ -37,29 +33,52 @@ std::string_view to_string(Precision p) {
     case Precision::mixed: return "mixed";
     case Precision::bf16: return "bf16";
     case Precision::fp16: return "fp16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+std::string_view to_string(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::delayed: return "delayed";
+    case Fp8Recipe::tensorwise: return "tensorwise";
+    case Fp8Recipe::blockwise: return "blockwise";
+    case Fp8Recipe::mxfp8: return "mxfp8";
+  }
+  return "?";
+}
+std::string_view to_string(CpComm c) {
+  switch (c) {
+    case CpComm::p2p: return "p2p";
+    case CpComm::a2a: return "a2a";
+    case CpComm::allgather: return "allgather";
   }
   return "?";
 }
 
-namespace {
-Precision precision_of(std::string_view name) {
-  return name == "mixed" ? Precision::mixed : name == "bf16" ? Precision::bf16 : Precision::fp16;
+const std::vector<std::string>& plan_keys() {
+  static const std::vector<std::string> keys = {
+      "tp",        "pp",        "dp",         "zero",        "mbs",         "gbs",
+      "schedule",  "vpp",       "recompute",  "sp",          "precision",   "bucket_MB",
+      "overlap_grad_reduce",    "cp",         "cp_comm",     "fp8_recipe",  "fp8_params",
+      "grad_reduce_in_fp32",    "overlap_param_gather",      "tp_comm_overlap",
+      "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq"};
+  return keys;
 }
-}  // namespace
 
 namespace {
 
-constexpr const char* kKeys =
-    "tp, pp, dp, zero, mbs, gbs, schedule, vpp, recompute, sp, precision, bucket_MB, overlap, seq";
-
-Schedule schedule_of(std::string_view s) {
-  return s == "gpipe"  ? Schedule::gpipe
-         : s == "1f1b" ? Schedule::one_f_one_b
-                       : Schedule::interleaved;
+template <class E, std::size_t N>
+E enum_of(std::string_view name, const std::array<E, N>& all) {
+  for (E e : all) {
+    if (to_string(e) == name) return e;
+  }
+  return all[0];
 }
-Recompute recompute_of(std::string_view s) {
-  return s == "none" ? Recompute::none : s == "selective" ? Recompute::selective : Recompute::full;
-}
+constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
+constexpr std::array kPrecisions{Precision::mixed, Precision::bf16, Precision::fp16, Precision::fp8};
+constexpr std::array kRecipes{Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8};
+constexpr std::array kCpComms{CpComm::p2p, CpComm::a2a, CpComm::allgather};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -73,23 +92,31 @@ std::string format_double(double v) {
   return std::string(buf, r.ptr);
 }
 
-/// One key of the text form: reads its value into the plan or throws naming the key.
+std::string known_keys() {
+  std::string list;
+  for (const auto& k : plan_keys()) list += (list.empty() ? "" : ", ") + k;
+  return "expected one of: " + list;
+}
+
+/// One key of the text form: reads its value or throws naming the key.
 class TextField {
  public:
   TextField(const std::string& source, std::string key, std::string value)
       : source_(source), key_(std::move(key)), value_(std::move(value)) {}
 
   [[noreturn]] void fail(const std::string& expected) const {
-    throw ErrorException(
-        input_error(source_, "key '" + key_ + "'", expected + ", got '" + value_ + "'"));
+    throw ErrorException(input_error(source_, "key '" + key_ + "'", expected + ", got '" + value_ + "'"));
   }
-  int positive_int() const {
+  int int_at_least(int lo) const {
     int v = 0;
     auto [p, ec] = std::from_chars(value_.data(), value_.data() + value_.size(), v);
-    if (ec != std::errc() || p != value_.data() + value_.size() || v <= 0)
-      fail("expected a positive integer");
+    if (ec != std::errc() || p != value_.data() + value_.size() || v < lo) {
+      fail(lo > 0 ? "expected a positive integer" : "expected a non-negative integer");
+    }
     return v;
   }
+  int positive_int() const { return int_at_least(1); }
+  int nonnegative_int() const { return int_at_least(0); }
   int zero_stage() const {
     if (value_ == "0" || value_ == "1" || value_ == "2" || value_ == "3") return value_[0] - '0';
     fail("expected a ZeRO stage 0, 1, 2 or 3");
@@ -107,11 +134,13 @@ class TextField {
     if (value_ == "false" || value_ == "0") return false;
     fail("expected true, false, 1 or 0");
   }
-  std::string choice(std::initializer_list<std::string_view> choices) const {
+  std::string text() const { return value_; }
+  template <class E, std::size_t N>
+  E choice(const std::array<E, N>& all) const {
     std::string list;
-    for (auto c : choices) {
-      if (value_ == c) return value_;
-      list += (list.empty() ? "" : " | ") + std::string(c);
+    for (E e : all) {
+      if (value_ == to_string(e)) return e;
+      list += (list.empty() ? "" : " | ") + std::string(to_string(e));
     }
     fail("expected one of " + list);
   }
@@ -122,11 +151,80 @@ class TextField {
   std::string value_;
 };
 
+/// One key of the JSON form, with the same readers (errors name the file and the JSON path).
+class JsonField {
+ public:
+  explicit JsonField(JsonCursor c) : c_(std::move(c)) {}
+  int positive_int() const {
+    const auto i = c_.as_positive_int();
+    if (i > 1'000'000'000) c_.fail("expected a positive integer below 1e9, got " + std::to_string(i));
+    return static_cast<int>(i);
+  }
+  int nonnegative_int() const {
+    const auto i = c_.as_nonnegative_int();
+    if (i > 1'000'000'000) c_.fail("expected an integer below 1e9, got " + std::to_string(i));
+    return static_cast<int>(i);
+  }
+  int zero_stage() const {
+    if (!c_.json().is_number_integer() || c_.as_int() < 0 || c_.as_int() > 3) {
+      c_.fail("expected a ZeRO stage 0, 1, 2 or 3, " + JsonCursor::describe(c_.json()));
+    }
+    return static_cast<int>(c_.as_int());
+  }
+  double positive_number() const { return c_.as_positive_number(); }
+  bool boolean() const { return c_.as_bool(); }
+  std::string text() const { return c_.as_string(); }
+  template <class E, std::size_t N>
+  E choice(const std::array<E, N>& all) const {
+    std::string name = c_.as_string();
+    for (E e : all) {
+      if (name == to_string(e)) return e;
+    }
+    std::string list;
+    for (E e : all) list += (list.empty() ? "" : ", ") + std::string("\"") + std::string(to_string(e)) + "\"";
+    c_.fail("expected one of " + list + ", got \"" + name + "\"");
+  }
+
+ private:
+  JsonCursor c_;
+};
+
+/// Reads `key` into `p` with reader `f` (TextField or JsonField); false for an unknown key.
+template <class F>
+bool read_key(Plan& p, std::string_view key, const F& f) {
+  if (key == "tp") p.tp = f.positive_int();
+  else if (key == "pp") p.pp = f.positive_int();
+  else if (key == "dp") p.dp = f.positive_int();
+  else if (key == "cp") p.cp = f.positive_int();
+  else if (key == "zero") p.zero = f.zero_stage();
+  else if (key == "mbs") p.mbs = f.positive_int();
+  else if (key == "gbs") p.gbs = f.positive_int();
+  else if (key == "schedule") p.schedule = f.choice(kSchedules);
+  else if (key == "vpp") p.vpp = f.positive_int();
+  else if (key == "recompute") p.recompute = f.choice(kRecomputes);
+  else if (key == "sp") p.sp = f.boolean();
+  else if (key == "precision") p.precision = f.choice(kPrecisions);
+  else if (key == "fp8_recipe") p.fp8_recipe = f.choice(kRecipes);
+  else if (key == "fp8_params") p.fp8_params = f.boolean();
+  else if (key == "grad_reduce_in_fp32") p.grad_reduce_in_fp32 = f.boolean();
+  else if (key == "bucket_MB") p.bucket_MB = f.positive_number();
+  else if (key == "overlap_grad_reduce" || key == "overlap") p.overlap = f.boolean();
+  else if (key == "overlap_param_gather") p.overlap_param_gather = f.boolean();
+  else if (key == "tp_comm_overlap") p.tp_comm_overlap = f.boolean();
+  else if (key == "cp_comm") p.cp_comm = f.choice(kCpComms);
+  else if (key == "first_stage_layers") p.first_stage_layers = f.nonnegative_int();
+  else if (key == "last_stage_layers") p.last_stage_layers = f.nonnegative_int();
+  else if (key == "pp_layout") p.pp_layout = f.text();
+  else if (key == "seq") p.seq = f.positive_int();
+  else return false;
+  return true;
+}
+
 }  // namespace
 
 Expected<Plan> parse_plan(std::string_view text, const std::string& source) {
   return catch_errors([&] {
-    std::map<std::string, std::string> kv;
+    std::map<std::string, std::pair<std::string, std::string>> kv;  // canonical key -> (key as given, value)
     std::size_t start = 0;
     while (start <= text.size()) {
       const std::size_t comma = std::min(text.find(',', start), text.size());
@@ -135,56 +233,23 @@ Expected<Plan> parse_plan(std::string_view text, const std::string& source) {
       if (item.empty()) continue;
       const auto eq = item.find('=');
       if (eq == std::string_view::npos) {
-        throw ErrorException(
-            input_error(source, "", "expected key=value, got '" + std::string(item) + "'"));
+        throw ErrorException(input_error(source, "", "expected key=value, got '" + std::string(item) + "'"));
       }
       const std::string key(trim(item.substr(0, eq)));
-      const std::string value(trim(item.substr(eq + 1)));
-      if (!kv.emplace(key, value).second) {
+      const std::string canonical = key == "overlap" ? "overlap_grad_reduce" : key;  // the older name
+      if (!kv.emplace(canonical, std::pair{key, std::string(trim(item.substr(eq + 1)))}).second) {
         throw ErrorException(input_error(source, "key '" + key + "'", "given more than once"));
       }
     }
     Plan p;
-    bool have_gbs = false;
-    for (const auto& [key, value] : kv) {
-      const TextField f(source, key, value);
-      if (key == "tp")
-        p.tp = f.positive_int();
-      else if (key == "pp")
-        p.pp = f.positive_int();
-      else if (key == "dp")
-        p.dp = f.positive_int();
-      else if (key == "zero")
-        p.zero = f.zero_stage();
-      else if (key == "mbs")
-        p.mbs = f.positive_int();
-      else if (key == "gbs") {
-        p.gbs = f.positive_int();
-        have_gbs = true;
-      } else if (key == "schedule")
-        p.schedule = schedule_of(f.choice({"gpipe", "1f1b", "interleaved"}));
-      else if (key == "vpp")
-        p.vpp = f.positive_int();
-      else if (key == "recompute")
-        p.recompute = recompute_of(f.choice({"none", "selective", "full"}));
-      else if (key == "sp")
-        p.sp = f.boolean();
-      else if (key == "precision")
-        p.precision = precision_of(f.choice({"mixed", "bf16", "fp16"}));
-      else if (key == "bucket_MB")
-        p.bucket_MB = f.positive_number();
-      else if (key == "overlap")
-        p.overlap = f.boolean();
-      else if (key == "seq")
-        p.seq = f.positive_int();
-      else
-        throw ErrorException(
-            input_error(source, "key '" + key + "'",
-                        std::string("unknown key (expected one of: ") + kKeys + ")"));
+    for (const auto& [canonical, given] : kv) {
+      if (!read_key(p, canonical, TextField(source, given.first, given.second))) {
+        throw ErrorException(input_error(source, "key '" + given.first + "'", "unknown key (" + known_keys() + ")"));
+      }
     }
-    if (!have_gbs)
-      throw ErrorException(
-          input_error(source, "", "missing required key 'gbs' (global batch size)"));
+    if (kv.count("gbs") == 0) {
+      throw ErrorException(input_error(source, "", "missing required key 'gbs' (global batch size)"));
+    }
     return p;
   });
 }
@@ -192,41 +257,12 @@ Expected<Plan> parse_plan(std::string_view text, const std::string& source) {
 Expected<Plan> plan_from_json(const Json& json, const std::string& file) {
   return catch_errors([&] {
     const JsonCursor c(json, file);
-    c.expect_keys({"tp", "pp", "dp", "zero", "mbs", "gbs", "schedule", "vpp", "recompute", "sp",
-                   "precision", "bucket_MB", "overlap", "seq"});
-    const auto pos_int = [&](std::string_view key, int dflt) {
-      auto v = c.find(key);
-      if (!v) return dflt;
-      const auto i = v->as_positive_int();
-      if (i > 1'000'000'000)
-        v->fail("expected a positive integer below 1e9, got " + std::to_string(i));
-      return static_cast<int>(i);
-    };
-    Plan p;
-    p.tp = pos_int("tp", 1);
-    p.pp = pos_int("pp", 1);
-    p.dp = pos_int("dp", 1);
-    if (auto z = c.find("zero")) {
-      if (!z->json().is_number_integer() || z->as_int() < 0 || z->as_int() > 3) {
-        z->fail("expected a ZeRO stage 0, 1, 2 or 3, " + JsonCursor::describe(z->json()));
-      }
-      p.zero = static_cast<int>(z->as_int());
-    }
-    p.mbs = pos_int("mbs", 1);
+    c.expect_object();
     (void)c.at("gbs");  // required: fails with "missing required key 'gbs'"
-    p.gbs = pos_int("gbs", 1);
-    if (auto s = c.find("schedule"))
-      p.schedule = schedule_of(s->as_enum({"gpipe", "1f1b", "interleaved"}));
-    p.vpp = pos_int("vpp", 1);
-    if (auto r = c.find("recompute"))
-      p.recompute = recompute_of(r->as_enum({"none", "selective", "full"}));
-    p.sp = c.get_bool("sp", false);
-    if (auto pr = c.find("precision")) {
-      p.precision = precision_of(pr->as_enum({"mixed", "bf16", "fp16"}));
+    Plan p;
+    for (const auto& [key, value] : c.members()) {
+      if (!read_key(p, key, JsonField(value))) value.fail("unknown key '" + key + "' (" + known_keys() + ")");
     }
-    if (auto b = c.find("bucket_MB")) p.bucket_MB = b->as_positive_number();
-    p.overlap = c.get_bool("overlap", true);
-    if (c.find("seq")) p.seq = pos_int("seq", 0);
     return p;
   });
 }
@@ -240,8 +276,7 @@ Expected<Plan> load_plan(const fs::path& file) {
 Expected<Plan> parse_plan_or_file(std::string_view text_or_path) {
   const fs::path p(text_or_path);
   std::error_code ec;
-  if (p.extension() == ".json" ||
-      (text_or_path.find('=') == std::string_view::npos && fs::exists(p, ec))) {
+  if (p.extension() == ".json" || (text_or_path.find('=') == std::string_view::npos && fs::exists(p, ec))) {
     return load_plan(p);
   }
   return parse_plan(text_or_path);
@@ -253,41 +288,48 @@ ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan) {
   return s;
 }
 
-std::string to_string(const Plan& p) {
-  std::string s =
-      "tp=" + std::to_string(p.tp) + ",pp=" + std::to_string(p.pp) + ",dp=" + std::to_string(p.dp) +
-      ",zero=" + std::to_string(p.zero) + ",mbs=" + std::to_string(p.mbs) +
-      ",gbs=" + std::to_string(p.gbs) + ",schedule=" + std::string(to_string(p.schedule)) +
-      ",vpp=" + std::to_string(p.vpp) + ",recompute=" + std::string(to_string(p.recompute)) +
-      ",sp=" + (p.sp ? "true" : "false") + ",precision=" + std::string(to_string(p.precision)) +
-      ",bucket_MB=" + format_double(p.bucket_MB) + ",overlap=" + (p.overlap ? "true" : "false");
-  if (p.seq > 0) s += ",seq=" + std::to_string(p.seq);
-  return s;
-}
-
 Json to_json(const Plan& p) {
   Json j{{"tp", p.tp},
-              {"pp", p.pp},
-              {"dp", p.dp},
-              {"zero", p.zero},
-              {"mbs", p.mbs},
-              {"gbs", p.gbs},
-              {"schedule", std::string(to_string(p.schedule))},
-              {"vpp", p.vpp},
-              {"recompute", std::string(to_string(p.recompute))},
-              {"sp", p.sp},
-              {"precision", std::string(to_string(p.precision))},
-              {"bucket_MB", p.bucket_MB},
-              {"overlap", p.overlap}};
-  if (p.seq > 0) j["seq"] = p.seq;
+         {"pp", p.pp},
+         {"dp", p.dp},
+         {"zero", p.zero},
+         {"mbs", p.mbs},
+         {"gbs", p.gbs},
+         {"schedule", std::string(to_string(p.schedule))},
+         {"vpp", p.vpp},
+         {"recompute", std::string(to_string(p.recompute))},
+         {"sp", p.sp},
+         {"precision", std::string(to_string(p.precision))},
+         {"bucket_MB", p.bucket_MB},
+         {"overlap_grad_reduce", p.overlap},
+         {"cp", p.cp},
+         {"cp_comm", std::string(to_string(p.cp_comm))},
+         {"fp8_recipe", std::string(to_string(p.fp8_recipe))},
+         {"fp8_params", p.fp8_params},
+         {"grad_reduce_in_fp32", p.grad_reduce_in_fp32},
+         {"overlap_param_gather", p.overlap_param_gather},
+         {"tp_comm_overlap", p.tp_comm_overlap},
+         {"first_stage_layers", p.first_stage_layers},
+         {"last_stage_layers", p.last_stage_layers},
+         {"pp_layout", p.pp_layout}};
+  if (p.seq > 0) j["seq"] = p.seq;  // 0: the model's seq_len
   return j;
 }
 
-bool operator==(const Plan& a, const Plan& b) {
-  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.zero == b.zero && a.mbs == b.mbs &&
-         a.gbs == b.gbs && a.schedule == b.schedule && a.vpp == b.vpp &&
-         a.recompute == b.recompute && a.sp == b.sp && a.precision == b.precision &&
-         a.bucket_MB == b.bucket_MB && a.overlap == b.overlap && a.seq == b.seq;
+std::string to_string(const Plan& p) {
+  const Json j = to_json(p);
+  std::string s;
+  for (const std::string& key : plan_keys()) {
+    if (!j.contains(key)) continue;  // seq when the model's is used
+    const Json& v = j.at(key);
+    std::string text = v.is_string()           ? v.get<std::string>()
+                       : v.is_boolean()        ? (v.get<bool>() ? "true" : "false")
+                       : v.is_number_integer() ? std::to_string(v.get<long long>())
+                                               : format_double(v.get<double>());
+    if (key == "pp_layout" && text.empty()) continue;  // empty value: the even layout
+    s += (s.empty() ? "" : ",") + key + "=" + text;
+  }
+  return s;
 }
 
 }  // namespace scalescope::models

@@ -1,6 +1,7 @@
 // Plan validation against a model and a GPU count: each rule names the key it concerns.
 #include <string>
 
+#include "scalescope/models/pipeline_layout.hpp"
 #include "scalescope/models/plan.hpp"
 
 namespace scalescope::models {
@@ -17,6 +18,38 @@ void divides(const char* key, int d, const char* what, long long n) {
   if (n % d != 0) reject(key, kv(key, d) + " does not divide " + kv(what, n));
 }
 
+/// Context parallelism: Transformer Engine's load-balanced split cuts each sequence into 2 cp chunks
+/// (p2p, allgather); Ulysses (a2a) moves whole heads, so cp divides the heads of a TP rank.
+void check_context_parallel(const Plan& p, const ModelSpec& m) {
+  if (p.cp == 1) return;
+  if (m.seq_len % (2 * p.cp) != 0) {
+    reject("cp", kv("cp", p.cp) + " needs 2*cp to divide " + kv("seq_len", m.seq_len) + " (load-balanced causal split)");
+  }
+  if (p.cp_comm == CpComm::a2a && (m.heads % (p.tp * p.cp) != 0 || m.kv_heads % p.tp != 0)) {
+    reject("cp_comm", "cp_comm=a2a needs tp*cp to divide heads: " + kv("tp", p.tp) + ", " + kv("cp", p.cp) + ", " +
+                          kv("heads", m.heads));
+  }
+}
+
+/// FP8 keys need precision=fp8; the overlap flags follow Megatron-LM's argument checks.
+void check_precision_and_overlap(const Plan& p) {
+  if (!p.fp8() && p.fp8_params) reject("fp8_params", "fp8_params=true needs precision=fp8");
+  if (!p.fp8() && p.fp8_recipe != Fp8Recipe::delayed) {
+    reject("fp8_recipe", "fp8_recipe=" + std::string(to_string(p.fp8_recipe)) + " needs precision=fp8");
+  }
+  if (p.overlap_param_gather && p.zero < 1) {
+    reject("overlap_param_gather", "overlap_param_gather=true needs the distributed optimizer (zero >= 1), got " +
+                                       kv("zero", p.zero));
+  }
+  if (p.overlap_param_gather && !p.overlap) {
+    reject("overlap_param_gather", "overlap_param_gather=true needs overlap_grad_reduce=true (Megatron-LM rule)");
+  }
+  if (p.tp_comm_overlap && !p.sp) {
+    reject("tp_comm_overlap", "tp_comm_overlap=true needs sp=true (Megatron-LM rule: TP overlap runs on the "
+                              "sequence-parallel all-gathers and reduce-scatters)");
+  }
+}
+
 }  // namespace
 
 Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_available) {
@@ -28,16 +61,17 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
                           {"dp", p.dp},
                           {"mbs", p.mbs},
                           {"gbs", p.gbs},
-                          {"vpp", p.vpp}}) {
+                          {"vpp", p.vpp},
+                          {"cp", p.cp}}) {
       if (v <= 0) reject(key, std::string("expected a positive integer, got ") + std::to_string(v));
     }
     if (p.zero < 0 || p.zero > 3)
       reject("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + std::to_string(p.zero));
     if (!(p.bucket_MB > 0)) reject("bucket_MB", "expected a positive number");
     // Products of plan sizes at 64 bits (65536 x 65536 wraps an int to 0), bounded before any use.
-    const long long gpus = static_cast<long long>(p.tp) * p.pp * p.dp;
+    const long long gpus = static_cast<long long>(p.tp) * p.cp * p.pp * p.dp;
     if (gpus > kMaxPlanGpus)
-      reject("dp", "tp*pp*dp=" + std::to_string(gpus) + " exceeds the " + std::to_string(kMaxPlanGpus) +
+      reject("dp", "tp*cp*pp*dp=" + std::to_string(gpus) + " exceeds the " + std::to_string(kMaxPlanGpus) +
                        " GPUs a plan may span");
     const long long mbs_dp = static_cast<long long>(p.mbs) * p.dp;
 
@@ -46,22 +80,21 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     divides("tp", p.tp, "kv_heads", m.kv_heads);
     divides("tp", p.tp, "ffn_hidden", m.ffn_hidden);
 
-    // Pipeline stages hold whole layers; the interleaved schedule splits each stage into vpp
-    // chunks.
+    // Pipeline stages hold whole layers (even, uneven or an explicit layout: pipeline_layout.hpp); the
+    // interleaved schedule splits each stage into vpp chunks.
     if (p.schedule == Schedule::interleaved) {
       if (p.pp < 2) reject("schedule", "schedule=interleaved needs pp > 1, got " + kv("pp", p.pp));
       if (p.vpp < 2) reject("vpp", "schedule=interleaved needs vpp > 1, got " + kv("vpp", p.vpp));
-      const long long stages = static_cast<long long>(p.pp) * p.vpp;
-      if (m.layers % stages != 0) {
-        reject("vpp", "pp*vpp=" + std::to_string(stages) + " does not divide " +
-                          kv("layers", m.layers));
-      }
-    } else {
-      if (p.vpp != 1)
-        reject("vpp", kv("vpp", p.vpp) + " needs schedule=interleaved, got schedule=" +
-                          std::string(to_string(p.schedule)));
-      divides("pp", p.pp, "layers", m.layers);
+    } else if (p.vpp != 1) {
+      reject("vpp", kv("vpp", p.vpp) + " needs schedule=interleaved, got schedule=" + std::string(to_string(p.schedule)));
     }
+    // At 64 bits before the layout multiplies them: more stages than layers cannot hold a layer each.
+    if (const long long stages = static_cast<long long>(p.pp) * p.vpp; stages > m.layers) {
+      reject(p.vpp > 1 ? "vpp" : "pp", (p.vpp > 1 ? "pp*vpp=" : "pp=") + std::to_string(stages) + " does not divide " +
+                                           kv("layers", m.layers));
+    }
+    if (p.pp == 1 && !p.pp_layout.empty()) reject("pp_layout", "pp_layout needs pp > 1");
+    (void)plan_layout(m, p).take_or_throw();
 
     // The global batch is split into dp replicas of m micro-batches of mbs sequences.
     if (p.gbs % mbs_dp != 0) {
@@ -78,16 +111,19 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
                         " (Megatron-LM rule)");
     }
 
-    // Sequence parallelism shards the non-tensor-parallel regions along the sequence.
+    // Sequence parallelism shards the non-tensor-parallel regions along the sequence (of each CP rank).
+    check_context_parallel(p, m);
+    const int seq_rank = m.seq_len / p.cp;
     if (p.sp && p.tp < 2) reject("sp", "sp=true needs tp > 1, got " + kv("tp", p.tp));
-    if (p.sp && m.seq_len % p.tp != 0) {
-      reject("sp", "sp=true needs tp to divide seq_len: " + kv("tp", p.tp) + ", " +
-                       kv("seq_len", m.seq_len));
+    if (p.sp && seq_rank % p.tp != 0) {
+      reject("sp", "sp=true needs tp to divide the sequence of a CP rank: " + kv("tp", p.tp) + ", seq_len/cp=" +
+                       std::to_string(seq_rank));
     }
+    check_precision_and_overlap(p);
 
     if (gpus_available > 0) {
       if (gpus > gpus_available) {
-        reject("dp", "tp*pp*dp=" + std::to_string(p.gpus()) + " exceeds the " +
+        reject("dp", "tp*cp*pp*dp=" + std::to_string(gpus) + " exceeds the " +
                          std::to_string(gpus_available) + " GPUs available");
       }
       if (p.gpus() < gpus_available) {
@@ -95,9 +131,9 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
                               std::to_string(gpus_available) + " GPUs available");
       }
     }
-    if (p.zero > 0 && p.dp == 1) {
+    if (p.zero > 0 && p.dp * p.cp == 1) {
       check.notes.push_back(kv("zero", p.zero) +
-                            " with dp=1 shards nothing: memory is as with zero=0");
+                            " with dp=1 (and cp=1) shards nothing: memory is as with zero=0");
     }
     if (p.zero >= 2 && p.pp > 1) {
       check.notes.push_back(kv("zero", p.zero) +

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/layer_costs.hpp"
 #include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
@@ -12,7 +13,7 @@ namespace {
 // Slot order of stack_base_symbols(); bind() fills them in this order.
 enum Sym : int {
   kH, kL, kHeads, kKvHeads, kD, kQd, kKd, kFd, kVocab, kVp, kSwiglu, kRope, kLearnedPos, kAlibi, kBias, kLayernorm,
-  kB, kS, kT, kTp, kSp, kDp, kPp, kVpp, kZero, kM, kMixed, kBf16, kFp16, kRecomputeNone, kRecomputeFull,
+  kB, kS, kT, kTp, kSp, kDp, kPp, kVpp, kCp, kZero, kM, kMixed, kBf16, kFp16, kFp8, kRecomputeNone, kRecomputeFull,
   kRecomputeSelective, kFlash, kDropout,
   kHs, kQ, kK, kF, kV, kVu, kHeadsR, kKvR, kG, kPLayer, kPOpt,
   kNumBase
@@ -26,7 +27,7 @@ const std::vector<std::string>& stack_base_symbols() {
   static const std::vector<std::string> names = {
       "H", "L", "heads", "kv_heads", "d", "qd", "kd", "fd", "vocab", "Vp", "swiglu", "rope", "learned_pos", "alibi",
       "bias", "layernorm",
-      "b", "s", "T", "tp", "sp", "dp", "pp", "vpp", "zero", "m", "mixed", "bf16", "fp16", "recompute_none",
+      "b", "s", "T", "tp", "sp", "dp", "pp", "vpp", "cp", "zero", "m", "mixed", "bf16", "fp16", "fp8", "recompute_none",
       "recompute_full", "recompute_selective", "flash", "dropout",
       "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt"};
   return names;
@@ -66,11 +67,15 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kDp] = p.dp;
   v[kPp] = p.pp;
   v[kVpp] = p.vpp;
+  v[kCp] = p.cp;
   v[kZero] = p.zero;
   v[kM] = p.num_microbatches();
-  v[kMixed] = p.precision == Precision::mixed;
+  // fp8 is mixed precision (bf16 activations, fp32 master weights, main gradients and Adam) with the layers'
+  // linear GEMMs in FP8 (plan.hpp): the rules for mixed apply to it.
+  v[kMixed] = p.precision == Precision::mixed || p.precision == Precision::fp8;
   v[kBf16] = p.precision == Precision::bf16;
   v[kFp16] = p.precision == Precision::fp16;
+  v[kFp8] = p.precision == Precision::fp8;
   v[kRecomputeNone] = p.recompute == Recompute::none;
   v[kRecomputeFull] = p.recompute == Recompute::full;
   v[kRecomputeSelective] = p.recompute == Recompute::selective;
@@ -84,7 +89,7 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kVu] = v[kVocab] / tp;
   v[kHeadsR] = spec.heads / p.tp;
   v[kKvR] = std::max(1, spec.kv_heads / p.tp);
-  v[kG] = p.precision == Precision::mixed ? 4.0 : 2.0;
+  v[kG] = grad_bytes_per_element(p);
   // Linear weights of one layer on this rank: qkv H(Q + 2K), output QH, MLP (2 or 3) F H.
   v[kPLayer] = v[kH] * (v[kQ] + 2.0 * v[kK]) + v[kQ] * v[kH] + (v[kSwiglu] ? 3.0 : 2.0) * v[kF] * v[kH];
   v[kPOpt] = optimizer_params;

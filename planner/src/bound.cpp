@@ -7,18 +7,28 @@
 
 #include "scalescope/models/builder.hpp"
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/pipeline_layout.hpp"
 
 namespace scalescope::planner {
 
 const PieceCosts& PieceCostCache::get(const models::Plan& plan) {
-  const Key key{plan.mbs, plan.tp, plan.sp, static_cast<int>(plan.recompute), plan.zero,
-                static_cast<int>(plan.precision)};
+  const Key key{plan.mbs,
+                plan.tp,
+                plan.sp,
+                static_cast<int>(plan.recompute),
+                plan.zero,
+                static_cast<int>(plan.precision),
+                plan.cp,
+                static_cast<int>(plan.cp_comm),
+                static_cast<int>(plan.fp8_recipe) * 2 + (plan.fp8_params ? 1 : 0),
+                plan.fp8() ? plan.num_microbatches() : 0,
+                plan.grad_reduce_in_fp32};
   {
     std::lock_guard lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
   // Priced outside the lock; a concurrent duplicate computes the same values and the first wins.
-  PieceCosts c{models::layer_cost(model_, plan, compute_, costs_), models::edge_cost(model_, plan, compute_, costs_)};
+  PieceCosts c = models::plan_piece_costs(model_, plan, compute_, costs_);
   std::lock_guard lock(mutex_);
   return cache_.try_emplace(key, std::move(c)).first->second;
 }
@@ -52,19 +62,19 @@ std::size_t PieceCostCache::size() const {
 
 double step_time_lower_bound(const models::ModelSpec& model, const models::Plan& plan,
                              const models::ComputeModel& compute, PieceCostCache& cache) {
-  assert(plan.pp > 0 && plan.vpp > 0 && model.layers % (plan.pp * plan.vpp) == 0 &&
-         "step_time_lower_bound: needs an even layout (pp * vpp divides the layers)");
+  assert(plan.pp > 0 && plan.vpp > 0 && "step_time_lower_bound: pp and vpp must be positive");
   const PieceCosts& pc = cache.get(plan);
   const double m = plan.num_microbatches();
-  const double Lc = static_cast<double>(model.layers) / (plan.pp * plan.vpp);
+  const models::PipelineLayout layout = models::layout_of(model, plan);
   // The builder recomputes when the plan asks for full recompute or the layer has recompute kernels.
   const bool recompute = plan.recompute == models::Recompute::full || pc.layer.recompute.kernels > 0;
-  // TP collectives of one chunk's unit, merged or split (whichever is cheaper: both are lower bounds).
-  double Tf = 0, Tb = 0;
-  if (plan.tp > 1) {
-    const double S = static_cast<double>(plan.mbs) * model.seq_len * model.hidden * 2.0;
+  // TP collectives of a unit of L layers, merged or split (whichever is cheaper: both are lower bounds);
+  // none with tp_comm_overlap (they run beside the compute).
+  auto tp_time = [&](double L, bool backward) {
+    if (plan.tp == 1 || plan.tp_comm_overlap || L <= 0) return 0.0;
+    const double S = static_cast<double>(plan.mbs) * (model.seq_len / plan.cp) * model.hidden * 2.0;
     auto kind = [&](CollOp op, double k) {  // k collectives of S per layer
-      const double n = k * Lc;
+      const double n = k * L;
       // A merged unit with an edge carries one more S of the kind (embedding / head): taken as well,
       // so the bound does not rely on the time growing with the size.
       return std::min({cache.tp_collective_time(plan, op, n * S), cache.tp_collective_time(plan, op, (n + 1) * S),
@@ -72,23 +82,41 @@ double step_time_lower_bound(const models::ModelSpec& model, const models::Plan&
     };
     const double per_pass = plan.sp ? kind(CollOp::all_gather, 2) + kind(CollOp::reduce_scatter, 2)
                                     : kind(CollOp::all_reduce, 2);
-    Tf = per_pass;
-    Tb = per_pass * (plan.recompute == models::Recompute::full ? 2.0 : 1.0);
-  }
-  const double F = Lc * pc.layer.forward.time.value + Tf;
-  const double B = Lc * (pc.layer.backward.time.value + (recompute ? pc.layer.recompute.time.value : 0.0)) + Tb;
+    return per_pass * (backward && plan.recompute == models::Recompute::full ? 2.0 : 1.0);
+  };
+  const double f = pc.layer.forward.time.value + pc.cp.blocks.forward.time.value;
+  const double b = pc.layer.backward.time.value + pc.cp.blocks.backward.time.value +
+                   (recompute ? pc.layer.recompute.time.value + pc.cp.blocks.recompute.time.value : 0.0);
+  auto F = [&](int v) {
+    const double L = layout.layers_per_chunk[static_cast<std::size_t>(v)];
+    return L * f + tp_time(L, false);
+  };
+  auto B = [&](int v) {
+    const double L = layout.layers_per_chunk[static_cast<std::size_t>(v)];
+    return L * b + tp_time(L, true);
+  };
   const double Ef = pc.edge.embedding_forward.time.value, Eb = pc.edge.embedding_backward.time.value;
   const double Hf = pc.edge.head_forward.time.value, Hb = pc.edge.head_backward.time.value;
 
-  // Optimizer step of stage 0 over the parameters one tp rank holds (sharded over dp by ZeRO >= 1).
-  const models::PipelineLayout layout = models::even_layout(model, plan.pp, plan.vpp);
+  // Optimizer step of stage 0 over the parameters one tp rank holds (sharded over dp x cp by ZeRO >= 1).
   const double params0 = static_cast<double>(models::params_per_tp_rank(model, layout, 0, plan.tp, cache.costs().vocab_multiple).total());
-  const double shard = plan.zero >= 1 && plan.dp > 1 ? plan.dp : 1.0;
+  const double shard = plan.zero >= 1 && plan.dp * plan.cp > 1 ? plan.dp * plan.cp : 1.0;
   const double O0 = models::optimizer_cost(params0 / shard, model, plan, compute, cache.costs()).time.value;
 
-  const double pp1 = plan.pp - 1;
-  const double t = plan.pp == 1 ? m * (F + B + Ef + Eb + Hf + Hb) + O0
-                                : (Ef + pp1 * F) + (m * plan.vpp * (F + B) + m * (Hf + Hb)) + (pp1 * B + Eb) + O0;
+  double t = 0;
+  if (plan.pp == 1) {
+    double units = 0;
+    for (int v = 0; v < plan.vpp; ++v) units += F(v) + B(v);
+    t = m * (units + Ef + Eb + Hf + Hb) + O0;
+  } else {
+    double fill = Ef, busy = m * (Hf + Hb), drain = Eb;
+    for (int v = 0; v <= plan.pp - 2; ++v) {
+      fill += F(v);
+      drain += B(v);
+    }
+    for (int v = plan.pp - 1; v < plan.pp * plan.vpp; v += plan.pp) busy += m * (F(v) + B(v));
+    t = fill + busy + drain + O0;
+  }
   return t * (1.0 - 1e-9);
 }
 

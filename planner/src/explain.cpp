@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "scalescope/models/pipeline_layout.hpp"
 #include "search_impl.hpp"
 
 namespace scalescope::planner {
@@ -16,15 +17,20 @@ std::string gib_text(Bytes b) {
   return buf;
 }
 
-/// Data-parallel sizes of the (tp, pp) layouts that pass the tp / pp rules of enumerate_plans.
+/// Data-parallel sizes of the (tp, cp, pp) layouts that pass the tp / cp / pp rules of enumerate_plans.
 std::set<int> layout_dps(const models::ModelSpec& model, const SearchSpace& space, int gpus_per_node) {
   std::set<int> dps;
   for (int tp = 1; tp <= space.gpus; ++tp) {
     if (space.gpus % tp != 0 || (tp > gpus_per_node && !space.allow_cross_node_tp)) continue;
     if (model.heads % tp != 0 || model.kv_heads % tp != 0) continue;
-    for (int pp = 1; pp <= space.gpus / tp; ++pp) {
-      if ((space.gpus / tp) % pp != 0 || model.layers % pp != 0) continue;
-      dps.insert(space.gpus / (tp * pp));
+    for (int cp = 1; cp <= std::min(space.max_cp, space.gpus / tp); ++cp) {
+      if ((space.gpus / tp) % cp != 0) continue;
+      if (cp > 1 && (model.seq_len % (2 * cp) != 0 || model.seq_len / cp < space.min_cp_tokens)) continue;
+      for (int pp = 1; pp <= std::min(model.layers, space.gpus / (tp * cp)); ++pp) {
+        if ((space.gpus / (tp * cp)) % pp != 0) continue;
+        if (model.layers % pp != 0 && models::nearest_uneven_splits(model.layers, pp, 1, 1).empty()) continue;
+        dps.insert(space.gpus / (tp * cp * pp));
+      }
     }
   }
   return dps;
@@ -44,8 +50,8 @@ std::vector<std::string> explain_no_plan(const models::ModelSpec& model, const S
   if (c.layouts == c.layouts_tp_cross_node + c.layouts_tp_heads + c.layouts_gbs_not_divisible + c.layouts_pp_layers &&
       c.layouts_gbs_not_divisible > 0) {
     const std::set<int> dps = layout_dps(model, space, gpus_per_node);
-    std::string s = "gbs " + std::to_string(space.gbs) + " is not divisible by the data-parallel size dp = gpus / (tp * pp) "
-                    "of any (tp, pp) layout of " + std::to_string(space.gpus) + " GPUs (their dp: " + join(dps) + ")";
+    std::string s = "gbs " + std::to_string(space.gbs) + " is not divisible by the data-parallel size dp = gpus / (tp * cp * pp) "
+                    "of any (tp, cp, pp) layout of " + std::to_string(space.gpus) + " GPUs (their dp: " + join(dps) + ")";
     if (!dps.empty()) {
       const int d = *dps.begin();
       const int below = space.gbs / d * d, above = below + d;
@@ -55,7 +61,7 @@ std::vector<std::string> explain_no_plan(const models::ModelSpec& model, const S
     out.push_back(s);
   }
   if (c.plans == 0 && c.layouts_gbs_not_divisible == 0)
-    out.push_back("no (tp, pp) layout of " + std::to_string(space.gpus) + " GPUs suits the model (" +
+    out.push_back("no (tp, cp, pp) layout of " + std::to_string(space.gpus) + " GPUs suits the model (" +
                   std::to_string(model.heads) + " heads, " + std::to_string(model.kv_heads) + " kv heads, " +
                   std::to_string(model.layers) + " layers, " + std::to_string(gpus_per_node) + " GPUs per node" +
                   (space.allow_cross_node_tp ? "" : ", tp within a node") + ")");
@@ -63,7 +69,7 @@ std::vector<std::string> explain_no_plan(const models::ModelSpec& model, const S
     out.push_back("--fix excludes every enumerated plan" +
                   std::string(c.layouts_gbs_not_divisible > 0
                                   ? " (" + std::to_string(c.layouts_gbs_not_divisible) +
-                                        " (tp, pp) layout(s) were dropped before: gbs not divisible by their dp)"
+                                        " (tp, cp, pp) layout(s) were dropped before: gbs not divisible by their dp)"
                                   : ""));
   if (c.out_of_memory > 0 && e.min_memory && *e.min_memory > capacity) {
     // Every valid plan was sized, ZeRO-3 (where dp > 1), full recompute and mbs 1 included, unless --fix

@@ -37,6 +37,25 @@ Expected<PlanRun> run_plan(const PlanRequest& o, SearchOptions so, const StackAp
   r.space.allow_cross_node_tp = o.cross_node_tp;
   r.space.max_mbs = o.max_mbs;
   r.space.max_vpp = o.max_vpp;
+  r.space.max_cp = o.max_cp;
+  r.space.precisions.clear();
+  for (std::size_t at = 0; at <= o.precisions.size();) {
+    const std::size_t comma = std::min(o.precisions.find(',', at), o.precisions.size());
+    const std::string name = o.precisions.substr(at, comma - at);
+    at = comma + 1;
+    auto p = models::parse_plan("gbs=1,precision=" + name, "--precisions");
+    if (!p) return input_error("", "--precisions", "expected mixed, bf16, fp16 or fp8 separated by commas, got '" + name + "'");
+    if (p->fp8() && !s.cluster.gpu_spec().peak.fp8)
+      return input_error("", "--precisions", "fp8 needs FP8 tensor cores; '" + s.cluster.gpu_spec().model + "' has none");
+    r.space.precisions.push_back(p->precision);
+  }
+  if (o.base_plan) {  // the user's stack: its precision and flags; the layout is searched
+    auto base = o.base_plan(r.model, r.space.gpus);
+    if (!base) return base.error();
+    r.space.base = *base;
+    r.space.precisions = {base->precision};
+    r.space.search_overlap = false;
+  }
   r.space.prune_bound = !o.exhaustive;
   if (!o.fix.empty()) {
     auto f = parse_plan_filter(o.fix);

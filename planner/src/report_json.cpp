@@ -42,6 +42,8 @@ Json counts_json(const PruneCounts& c) {
               {"layouts_tp_not_dividing_heads", c.layouts_tp_heads},
               {"layouts_pp_not_dividing_layers", c.layouts_pp_layers},
               {"layouts_gbs_not_divisible_by_dp", c.layouts_gbs_not_divisible},
+              {"layouts_uneven_pipeline", c.layouts_uneven},
+              {"layouts_cp_short_or_not_dividing_sequence", c.layouts_cp_seq},
               {"plans", c.plans},
               {"excluded_by_fix", c.fixed_out},
               {"invalid", c.invalid},

@@ -37,7 +37,7 @@ Expected<MeasuredRun> measured_run_from_json(const Json& doc, const std::filesys
     if (r.step_time_s < 1e-6 || r.step_time_s > 1e7)  // docs/plausible-ranges.md
       step.fail("expected a measured step time from 1e-6 to 1e7 s, got " + std::to_string(r.step_time_s));
     if (r.plan.gpus() != r.gpus)
-      throw ErrorException(input_error(file.string(), "$.gpus", "expected tp*pp*dp of the plan (" +
+      throw ErrorException(input_error(file.string(), "$.gpus", "expected tp*cp*pp*dp of the plan (" +
                                                                     std::to_string(r.plan.gpus()) + "), got " + std::to_string(r.gpus)));
     return r;
   });

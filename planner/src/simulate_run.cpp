@@ -13,7 +13,8 @@ Json breakdown_json(const Breakdown& b) {
   using BP = BreakdownPart;
   Json comm = {{"tp_s", sig(b[BP::tp_comm].value)},    {"sp_s", sig(b[BP::sp_comm].value)},
                {"dp_s", sig(b[BP::dp_comm].value)},    {"zero_s", sig(b[BP::zero_comm].value)},
-               {"pp_s", sig(b[BP::pp_comm].value)},    {"other_s", sig(b[BP::other_comm].value)}};
+               {"pp_s", sig(b[BP::pp_comm].value)},    {"cp_s", sig(b[BP::cp_comm].value)},
+               {"other_s", sig(b[BP::other_comm].value)}};
   return Json{{"compute_s", sig(b.compute().value)},
               {"forward_s", sig(b[BP::forward].value)},
               {"backward_s", sig(b[BP::backward].value)},
@@ -69,13 +70,14 @@ Expected<SimulateRun> run_simulate(const SimulateRequest& q, const StackApply& s
     return input_error("", "--intra-node", "expected analytical | flow, got '" + q.intra_node + "'");
   if (q.model.empty()) return input_error("", "--model", "a model name or file is required");
   if (q.cluster.empty()) return input_error("", "--cluster", "a cluster name or file is required");
-  if (q.plan.empty()) return input_error("", "--plan", "a plan (\"tp=..,pp=..,dp=..,gbs=..\") or plan file is required");
+  if (q.plan.empty() == !q.plan_for_model)
+    return input_error("", "--plan", "give a plan (\"tp=..,pp=..,dp=..,gbs=..\" or a plan file) or --plan-from-megatron, one of them");
   SimulateRun r;
   r.fidelity = q.fidelity;
   auto model = models::load_model_by_name_or_path(q.model);
   if (!model) return model.error();
   r.model = std::move(model).value();
-  auto plan = models::parse_plan_or_file(q.plan);
+  auto plan = q.plan_for_model ? q.plan_for_model(r.model) : models::parse_plan_or_file(q.plan);
   if (!plan) return plan.error();
   r.plan = *plan;
   // The plan's own rules first (sizes and their products at 64 bits): a plan of 2^48 GPUs fails here,

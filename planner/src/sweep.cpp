@@ -34,6 +34,7 @@ Json failed_row(Json r, const std::string& status, const std::string& message) {
 void set_plan(Json& r, const models::Plan& p) {
   r["plan"] = models::to_string(p);
   r["tp"] = p.tp;
+  r["cp"] = p.cp;
   r["pp"] = p.pp;
   r["dp"] = p.dp;
   r["zero"] = p.zero;
@@ -129,7 +130,7 @@ Json simulate_point(const SweepSpec& s, std::size_t i, const StackApply& stack) 
 const std::vector<std::string>& sweep_columns() {
   static const std::vector<std::string> kColumns{
       "point", "model", "cluster", "gpus", "gbs", "calibration", "stack", "fixed", "rank", "status", "plan",
-      "tp", "pp", "dp", "zero", "mbs", "schedule", "vpp", "recompute", "sp", "step_time_s", "flow_step_time_s",
+      "tp", "cp", "pp", "dp", "zero", "mbs", "schedule", "vpp", "recompute", "sp", "step_time_s", "flow_step_time_s",
       "tokens_per_s", "mfu", "memory_GiB", "fits_memory", "limiter", "limiter_share", "message"};
   return kColumns;
 }

@@ -18,5 +18,5 @@ def test_the_example_plots_a_scaling_curve_and_a_plan_comparison(tmp_path):
     # What is drawn is the planner's: tokens/s = gbs * seq_len / step time (seq_len 8192 in the catalog).
     for r in rows:
         assert r["tokens_per_s"] == pytest.approx(512 * 8192 / r["step_time_s"], rel=1e-4)
-        assert r["tp"] * r["pp"] * r["dp"] == r["gpus"]
+        assert r["tp"] * r.get("cp", 1) * r["pp"] * r["dp"] == r["gpus"]
     assert len(ranked) == 10 and [p["rank"] for p in ranked] == list(range(1, 11))

@@ -56,7 +56,7 @@ def test_plan_ranks_plans_of_the_requested_size(cli_json):
     plans = r["plans"]
     assert len(plans) == 5
     for p in plans:
-        assert p["plan"]["tp"] * p["plan"]["pp"] * p["plan"]["dp"] == 8
+        assert p["plan"]["tp"] * p["plan"].get("cp", 1) * p["plan"]["pp"] * p["plan"]["dp"] == 8
     times = [p["flow_step_time_s"] or p["step_time_s"] for p in plans[1:]]
     assert times == sorted(times)  # after the flow-confirmed best, ascending analytical time
     assert seen and all(d <= t for d, t in seen) and seen[-1][0] == seen[-1][1]

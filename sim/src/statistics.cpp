@@ -36,6 +36,8 @@ const char* breakdown_part_name(BreakdownPart p) {
       return "zero_comm";
     case BreakdownPart::pp_comm:
       return "pp_comm";
+    case BreakdownPart::cp_comm:
+      return "cp_comm";
     case BreakdownPart::other_comm:
       return "other_comm";
     case BreakdownPart::host_wait:
@@ -83,6 +85,8 @@ int StatsCollector::bucket_of(const Task& t) {
         return static_cast<int>(BreakdownPart::zero_comm);
       case TaskCategory::pp_comm:
         return static_cast<int>(BreakdownPart::pp_comm);
+      case TaskCategory::cp_comm:
+        return static_cast<int>(BreakdownPart::cp_comm);
       default:
         return static_cast<int>(BreakdownPart::other_comm);
     }

@@ -45,6 +45,8 @@ const char* task_category_name(TaskCategory c) {
       return "zero_comm";
     case TaskCategory::pp_comm:
       return "pp_comm";
+    case TaskCategory::cp_comm:
+      return "cp_comm";
     case TaskCategory::other:
       return "other";
     case TaskCategory::host:

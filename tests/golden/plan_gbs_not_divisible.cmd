@@ -7,3 +7,5 @@ h100-rail-ndr
 512
 --gbs
 1023
+--max-cp
+1

@@ -1,7 +1,10 @@
 // Workload tab: the plan editor shows validate()'s message for invalid plans and none for valid ones.
+#include <QComboBox>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QtTest>
 
+#include "scalescope/gui/dense_stack_box.hpp"
 #include "scalescope/gui/error_reporter.hpp"
 #include "scalescope/gui/workload_tab.hpp"
 
@@ -70,6 +73,57 @@ class PlanEditorTest : public QObject {
     QCOMPARE(back.cluster, s.cluster);
     QCOMPARE(back.nodes, 2);
     QCOMPARE(back.calibration, s.calibration);
+  }
+
+  void dense_stack_keys_round_trip_through_the_editor() {
+    ErrorReporter errors;
+    WorkloadTab tab(&errors);
+    Session s;
+    s.model = "llama3-70b";
+    s.cluster = "h100-rail-ndr";
+    s.plan = Session::default_plan();
+    s.plan.tp = 4;
+    s.plan.pp = 8;
+    s.plan.cp = 2;
+    s.plan.dp = 2;
+    s.plan.zero = 1;
+    s.plan.gbs = 128;
+    s.plan.sp = true;
+    s.plan.precision = models::Precision::fp8;
+    s.plan.fp8_recipe = models::Fp8Recipe::tensorwise;
+    s.plan.grad_reduce_in_fp32 = false;
+    s.plan.overlap_param_gather = true;
+    s.plan.tp_comm_overlap = true;
+    s.plan.cp_comm = models::CpComm::a2a;
+    tab.set_session(s);
+    QVERIFY(tab.session().plan == s.plan);
+    QVERIFY2(tab.plan_error().isEmpty(), qPrintable(tab.plan_error()));
+    QVERIFY(tab.status_text().contains("x cp 2"));
+    // An invalid dense key shows validate()'s message.
+    tab.dense_box()->cp_box()->setValue(3);  // 2 x 3 = 6 does not divide 8192
+    QCOMPARE(tab.plan_error(), QString("plan: cp: cp=3 needs 2*cp to divide seq_len=8192 (load-balanced causal split)"));
+  }
+
+  void megatron_flags_fill_the_plan() {
+    ErrorReporter errors;
+    WorkloadTab tab(&errors);
+    Session s;
+    s.model = "llama3-70b";
+    s.cluster = "h100-rail-ndr";
+    tab.set_session(s);
+    tab.dense_box()->megatron_line()->setText(
+        "--nnodes 8 --nproc-per-node 8 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 --bf16 "
+        "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --global-batch-size 128");
+    QVERIFY2(tab.import_megatron_flags(), qPrintable(errors.last()));
+    const models::Plan p = tab.session().plan;
+    QCOMPARE(p.tp, 4);
+    QCOMPARE(p.pp, 8);
+    QCOMPARE(p.dp, 2);  // 64 GPUs / (4 x 8)
+    QCOMPARE(p.zero, 1);
+    QVERIFY(p.overlap_param_gather);
+    tab.dense_box()->megatron_line()->setText("--bf16 --fp16 --nnodes 1 --nproc-per-node 8");
+    QVERIFY(!tab.import_megatron_flags());
+    QVERIFY(errors.last().contains("--fp16"));
   }
 
   void importing_a_bad_model_file_reports_and_keeps_the_model() {

@@ -88,6 +88,35 @@ class SimulateTest : public QObject {
     QCOMPARE(w.whatif()->last_step_time_s(), w.simulation()->shown_step_time_s());
   }
 
+  void whatif_fp8_and_context_parallel_match_the_library() {
+    MainWindow w(false);
+    w.workload()->set_session(llama_session());
+    QVERIFY(w.simulate());
+    // cp = 2 on the same node: tp 8 x cp 2 needs 16 GPUs, two nodes; FP8 GEMMs. The what-if result must be the
+    // library's prediction of the same plan.
+    w.whatif()->nodes_slider()->setValue(2);
+    w.whatif()->cp_slider()->setValue(2);
+    w.whatif()->fp8_box()->setChecked(true);
+    w.whatif()->recompute_now();
+    const double shown = w.whatif()->last_step_time_s();
+    QVERIFY2(shown > 0, qPrintable(w.whatif()->result_text()));
+    auto model = models::load_model_by_name_or_path("llama3-8b");
+    auto plan = models::parse_plan("tp=8,cp=2,dp=1,mbs=1,gbs=8,precision=fp8");
+    ClusterOptions copt;
+    copt.nodes = 2;
+    auto cluster = load_cluster_by_name_or_path("hgx-h200-8", copt);
+    QVERIFY(model && plan && cluster);
+    auto hw = calib::load_hardware_models("", *cluster);  // no calibration chosen: the shipped H200 profile
+    QVERIFY2(hw.has_value(), hw ? "" : hw.error().str().c_str());
+    const CollectiveModel collectives(*cluster, hw->params);
+    models::PredictOptions po;
+    po.build.costs.flash_attention = true;
+    po.build.costs.dropout = false;
+    auto p = models::predict(*model, *plan, *cluster, collectives, hw->compute, po);
+    QVERIFY2(p.has_value(), p ? "" : p.error().str().c_str());
+    QCOMPARE(shown, p->step_time_s);
+  }
+
   void whatif_faster_nvlink_does_not_slow_the_step() {
     MainWindow w(false);
     w.workload()->set_session(llama_session());

@@ -139,7 +139,7 @@ def numbers():
         f = write(f"h-{raw}.json", raw_json(with_key(HOST, key, M), (M, raw)))
         run("host cost", SIM + ["--framework", "pytorch-eager", "--host-cost", f], 2, msg)
     for plan, msg in [("tp=1,pp=1,dp=65536,mbs=65536,gbs=1", r"gbs: gbs=1 is not divisible by mbs\*dp=4294967296"),
-                      ("tp=65536,pp=65536,dp=65536,gbs=1", r"tp\*pp\*dp=281474976710656 exceeds"),
+                      ("tp=65536,pp=65536,dp=65536,gbs=1", r"tp\*cp\*pp\*dp=281474976710656 exceeds"),
                       ("tp=2147483648,gbs=1", r"key 'tp': expected a positive integer"),
                       ("tp=1,gbs=100000000,mbs=1", r"micro-batches per pipeline exceed the limit of 65536"),
                       ("tp=1,gbs=8,bucket_MB=1e400", r"bucket_MB"), ("tp=1,gbs=8,bucket_MB=nan", r"bucket_MB")]:

@@ -30,7 +30,7 @@ TEST(PlanLimits, MbsTimesDpIsComputedAt64Bits) {
 TEST(PlanLimits, GpuProductAboveTheLimitIsNamed) {
   // 65536^3 = 2^48 GPUs; the check comes before any rule that would use the product.
   EXPECT_EQ(invalid("tp=65536,pp=65536,dp=65536,gbs=1"),
-            "plan: dp: tp*pp*dp=281474976710656 exceeds the 16777216 GPUs a plan may span");
+            "plan: dp: tp*cp*pp*dp=281474976710656 exceeds the 16777216 GPUs a plan may span");
   Plan p;
   p.tp = 65536;
   p.pp = 65536;

@@ -1,6 +1,7 @@
 // Tests for plan parsing (text and JSON) and for each validation rule.
 #include "scalescope/models/plan.hpp"
 #include "scalescope/models/layer_costs.hpp"
+#include "scalescope/models/pipeline_layout.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,10 @@ TEST(PlanParse, ReadsTheBriefExample) {
   EXPECT_FALSE(p.sp);
   EXPECT_EQ(p.bucket_MB, 25.0);
   EXPECT_TRUE(p.overlap);
+  EXPECT_EQ(p.cp, 1);
+  EXPECT_FALSE(p.overlap_param_gather);
+  EXPECT_FALSE(p.tp_comm_overlap);
+  EXPECT_TRUE(p.grad_reduce_in_fp32);
   // 1536 sequences / (mbs 1 * dp 32) = 48 micro-batches per pipeline.
   EXPECT_EQ(p.num_microbatches(), 48);
   EXPECT_EQ(p.gpus(), 1024);
@@ -82,7 +87,9 @@ TEST(PlanParse, TextRoundTripAndJson) {
       "sp=1,precision=bf16,bucket_MB=12.5,overlap=false");
   EXPECT_EQ(to_string(p),
             "tp=2,pp=4,dp=8,zero=2,mbs=2,gbs=512,schedule=interleaved,vpp=3,recompute=selective,"
-            "sp=true,precision=bf16,bucket_MB=12.5,overlap=false");
+            "sp=true,precision=bf16,bucket_MB=12.5,overlap_grad_reduce=false,cp=1,cp_comm=p2p,"
+            "fp8_recipe=delayed,fp8_params=false,grad_reduce_in_fp32=true,overlap_param_gather=false,"
+            "tp_comm_overlap=false,first_stage_layers=0,last_stage_layers=0");
   EXPECT_EQ(parse_ok(to_string(p)), p);
   auto j = plan_from_json(to_json(p), "p.json");
   ASSERT_TRUE(j.has_value()) << j.error().str();
@@ -99,9 +106,9 @@ TEST(PlanParse, Fp16PrecisionRoundTripsAndHasSixteenBitGradients) {
   // Gradients are reduced in 16 bits (2 bytes per element), mixed reduces fp32 (4).
   EXPECT_EQ(grad_bytes_per_element(Precision::fp16), 2.0);
   EXPECT_EQ(grad_bytes_per_element(Precision::mixed), 4.0);
-  auto bad = parse_plan("gbs=8,precision=fp8");
+  auto bad = parse_plan("gbs=8,precision=fp4");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().str().find("fp16"), std::string::npos) << bad.error().str();
+  EXPECT_EQ(bad.error().str(), "--plan: key 'precision': expected one of mixed | bf16 | fp16 | fp8, got 'fp4'");
 }
 
 TEST(PlanParse, JsonFileErrorsNameFileAndPath) {
@@ -143,10 +150,81 @@ TEST(PlanValidate, TpMustDivideHeadsKvHeadsAndFfn) {
             "plan: tp: tp=8 does not divide ffn_hidden=14340");
 }
 
-TEST(PlanValidate, PpMustDivideLayers) {
+TEST(PlanValidate, PpMustDivideLayersAndTheErrorNamesTheNearestValidSettings) {
   const ModelSpec m = catalog("llama3-405b");  // 126 layers
-  EXPECT_EQ(invalid(parse_ok("pp=4,gbs=8"), m, 0), "plan: pp: pp=4 does not divide layers=126");
+  // Uneven pairs (F, L) with 2 middle stages need F + L even (126 - F - L split in 2); nearest to the
+  // even share 31.5: (31, 31) and (32, 32) at distance 0.5, (31, 32) is odd. pp=3 and pp=6 divide 126.
+  EXPECT_EQ(invalid(parse_ok("pp=4,gbs=8"), m, 0),
+            "plan: pp: pp=4 does not divide layers=126; nearest valid settings: "
+            "first_stage_layers=31,last_stage_layers=31 or first_stage_layers=32,last_stage_layers=32 or pp=3 or pp=6");
   EXPECT_TRUE(validate(parse_ok("pp=7,gbs=7"), m, 0).has_value());
+  EXPECT_TRUE(validate(parse_ok("pp=4,first_stage_layers=31,last_stage_layers=31,gbs=8"), m, 0).has_value());
+}
+
+TEST(PlanValidate, Bloom70LayersOnTwelveStagesSuggestsFiveAndFive) {
+  ModelSpec m = catalog("llama2-7b");
+  m.layers = 70;  // BLOOM-176B: 70 layers, pp=12 (it ran 5 + 10 x 6 + 5 with the embedding counted)
+  // 10 middle stages: F + L = 10, 20, ...; even share 70/12 = 5.83: (5, 5) is 0.83 away, then (4, 6)
+  // and (6, 4) at 1.83 (F ascending first). No pp in 11 or 13 divides 70 before pp=10 and pp=14.
+  EXPECT_EQ(invalid(parse_ok("pp=12,gbs=12"), m, 0),
+            "plan: pp: pp=12 does not divide layers=70; nearest valid settings: "
+            "first_stage_layers=5,last_stage_layers=5 or first_stage_layers=4,last_stage_layers=6 or pp=10 or pp=14");
+  auto layout = plan_layout(m, parse_ok("pp=12,first_stage_layers=5,last_stage_layers=5,gbs=12"));
+  ASSERT_TRUE(layout.has_value()) << layout.error().str();
+  EXPECT_EQ(layout->layers_per_chunk, (std::vector<int>{5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5}));
+}
+
+TEST(PlanValidate, UnevenStagesFollowMegatronRules) {
+  const ModelSpec m = catalog("llama2-7b");  // 32 layers
+  // first 5, last 9: 18 layers for 2 middle stages -> 9 each.
+  auto l = plan_layout(m, parse_ok("pp=4,first_stage_layers=5,last_stage_layers=9,gbs=8"));
+  ASSERT_TRUE(l.has_value()) << l.error().str();
+  EXPECT_EQ(l->layers_per_chunk, (std::vector<int>{5, 9, 9, 9}));
+  // Only the first set on pp=2: the last stage takes the other 30.
+  l = plan_layout(m, parse_ok("pp=2,first_stage_layers=2,gbs=8"));
+  ASSERT_TRUE(l.has_value()) << l.error().str();
+  EXPECT_EQ(l->layers_per_chunk, (std::vector<int>{2, 30}));
+  // Interleaved: stage layers split evenly over the vpp chunks; chunk c runs on stage c % pp. First 4,
+  // last 4: 24 for 2 middle stages = 12 each, 6 per chunk.
+  l = plan_layout(m, parse_ok("pp=4,vpp=2,schedule=interleaved,first_stage_layers=4,last_stage_layers=4,gbs=8"));
+  ASSERT_TRUE(l.has_value()) << l.error().str();
+  EXPECT_EQ(l->layers_per_chunk, (std::vector<int>{2, 6, 6, 2, 2, 6, 6, 2}));
+  EXPECT_EQ(invalid(parse_ok("pp=4,vpp=2,schedule=interleaved,first_stage_layers=3,gbs=8"), m, 0),
+            "plan: first_stage_layers: first_stage_layers=3 is not divisible by vpp=2 (Megatron-Core rule)");
+  // 32 - 5 - 8 = 19 layers do not split over 2 middle stages.
+  const std::string e = invalid(parse_ok("pp=4,first_stage_layers=5,last_stage_layers=8,gbs=8"), m, 0);
+  EXPECT_EQ(e.rfind("plan: first_stage_layers: first_stage_layers=5,last_stage_layers=8 leaves 19 layers for 2 middle "
+                    "stage(s) of vpp=1 chunk(s) (layers=32, pp=4); nearest valid settings: ", 0), 0u) << e;
+  EXPECT_EQ(invalid(parse_ok("first_stage_layers=5,gbs=8"), m, 0),
+            "plan: first_stage_layers: first_stage_layers / last_stage_layers need pp > 1");
+}
+
+TEST(PlanLayout, ParsesMegatronLayoutStrings) {
+  // NeMo's Llama-3-70B FP8 H100 recipe: E + 2 layers, 34 x 2, then 3, 3 x 2, then 1 layer + loss.
+  auto l = parse_pp_layout("Et*2|(t*2|)*34,t*3|(t*2|)*3,tL");
+  ASSERT_TRUE(l.has_value()) << l.error().str();
+  std::vector<int> expected(40, 2);
+  expected[35] = 3;
+  expected[39] = 1;
+  EXPECT_EQ(*l, expected);
+  int total = 0;
+  for (int v : *l) total += v;
+  EXPECT_EQ(total, 80);  // 2 + 68 + 3 + 6 + 1
+  l = parse_pp_layout("E|t*4|tttt|ttL");  // an embedding-only first entry
+  ASSERT_TRUE(l.has_value()) << l.error().str();
+  EXPECT_EQ(*l, (std::vector<int>{0, 4, 4, 2}));
+  EXPECT_EQ(parse_pp_layout("tEt|tL").error().str(), "plan: pp_layout: 'E' (embedding) must open the first entry");
+  EXPECT_EQ(parse_pp_layout("tL|tt").error().str(), "plan: pp_layout: 'L' (loss) must close the last entry");
+  EXPECT_EQ(parse_pp_layout("tx|t").error().str(),
+            "plan: pp_layout: unknown layer character 'x' (expected t, E, L, '|', '*n', '(...)*n')");
+  const ModelSpec m = catalog("llama2-7b");  // 32 layers
+  EXPECT_EQ(invalid(parse_ok("pp=2,pp_layout=t*16|t*15,gbs=8"), m, 0),
+            "plan: pp_layout: pp_layout places 31 layers, the model has layers=32");
+  EXPECT_EQ(invalid(parse_ok("pp=4,pp_layout=t*16|t*16,gbs=8"), m, 0),
+            "plan: pp_layout: pp_layout has 2 entries, expected pp*vpp=4 (pp=4, vpp=1)");
+  auto ok = plan_layout(m, parse_ok("pp=2,pp_layout=Et*15|t*17L,gbs=8"));
+  ASSERT_TRUE(ok.has_value()) << ok.error().str();
+  EXPECT_EQ(ok->layers_per_chunk, (std::vector<int>{15, 17}));
 }
 
 TEST(PlanValidate, InterleavedRules) {
@@ -179,13 +257,13 @@ TEST(PlanValidate, SequenceParallelNeedsTp) {
   ModelSpec odd = m;
   odd.seq_len = 4098;
   EXPECT_EQ(invalid(parse_ok("tp=4,sp=true,gbs=8"), odd, 0),
-            "plan: sp: sp=true needs tp to divide seq_len: tp=4, seq_len=4098");
+            "plan: sp: sp=true needs tp to divide the sequence of a CP rank: tp=4, seq_len/cp=4098");
 }
 
 TEST(PlanValidate, GpuCountAndNotes) {
   const ModelSpec m = catalog("llama2-7b");
   EXPECT_EQ(invalid(parse_ok("tp=8,dp=4,gbs=8"), m, 16),
-            "plan: dp: tp*pp*dp=32 exceeds the 16 GPUs available");
+            "plan: dp: tp*cp*pp*dp=32 exceeds the 16 GPUs available");
   auto fewer = validate(parse_ok("tp=8,dp=1,gbs=8"), m, 16);
   ASSERT_TRUE(fewer.has_value());
   ASSERT_EQ(fewer->notes.size(), 1u);
@@ -193,7 +271,70 @@ TEST(PlanValidate, GpuCountAndNotes) {
   auto zero_no_dp = validate(parse_ok("zero=1,gbs=8"), m, 0);
   ASSERT_TRUE(zero_no_dp.has_value());
   ASSERT_EQ(zero_no_dp->notes.size(), 1u);
-  EXPECT_EQ(zero_no_dp->notes[0], "zero=1 with dp=1 shards nothing: memory is as with zero=0");
+  EXPECT_EQ(zero_no_dp->notes[0], "zero=1 with dp=1 (and cp=1) shards nothing: memory is as with zero=0");
+}
+
+TEST(PlanParse, DenseStackKeysRoundTrip) {
+  const Plan p = parse_ok(
+      "tp=4,cp=2,cp_comm=a2a,pp=2,gbs=8,sp=1,zero=1,precision=fp8,fp8_recipe=tensorwise,fp8_params=1,"
+      "grad_reduce_in_fp32=0,overlap_grad_reduce=1,overlap_param_gather=1,tp_comm_overlap=1,"
+      "first_stage_layers=3,last_stage_layers=5,pp_layout=Et|tL");
+  EXPECT_EQ(p.cp, 2);
+  EXPECT_EQ(p.cp_comm, CpComm::a2a);
+  EXPECT_EQ(p.precision, Precision::fp8);
+  EXPECT_EQ(p.fp8_recipe, Fp8Recipe::tensorwise);
+  EXPECT_TRUE(p.fp8_params && p.overlap && p.overlap_param_gather && p.tp_comm_overlap);
+  EXPECT_FALSE(p.grad_reduce_in_fp32);
+  EXPECT_EQ(p.first_stage_layers, 3);
+  EXPECT_EQ(p.last_stage_layers, 5);
+  EXPECT_EQ(p.pp_layout, "Et|tL");
+  EXPECT_EQ(p.gpus(), 16);  // tp * cp * pp * dp = 4 * 2 * 2 * 1
+  EXPECT_EQ(parse_ok(to_string(p)), p);
+  auto j = plan_from_json(to_json(p), "p.json");
+  ASSERT_TRUE(j.has_value()) << j.error().str();
+  EXPECT_EQ(*j, p);
+  // 16-bit main grads.
+  EXPECT_EQ(grad_bytes_per_element(p), 2.0);
+  EXPECT_EQ(grad_bytes_per_element(parse_ok("precision=fp8,gbs=8")), 4.0);
+}
+
+TEST(PlanParse, OverlapIsTheOlderNameOfOverlapGradReduce) {
+  EXPECT_FALSE(parse_ok("overlap=false,gbs=8").overlap);
+  EXPECT_FALSE(parse_ok("overlap_grad_reduce=0,gbs=8").overlap);
+  EXPECT_EQ(parse_err("overlap=1,overlap_grad_reduce=0,gbs=8"), "--plan: key 'overlap_grad_reduce': given more than once");
+  EXPECT_EQ(parse_err("cp_comm=ring,gbs=8"), "--plan: key 'cp_comm': expected one of p2p | a2a | allgather, got 'ring'");
+  EXPECT_EQ(parse_err("first_stage_layers=-1,gbs=8"),
+            "--plan: key 'first_stage_layers': expected a non-negative integer, got '-1'");
+}
+
+TEST(PlanValidate, ContextParallelRules) {
+  const ModelSpec m = catalog("llama3-8b");  // 32 heads, 8 kv heads, seq 8192
+  EXPECT_EQ(invalid(parse_ok("cp=3,gbs=8"), m, 0),
+            "plan: cp: cp=3 needs 2*cp to divide seq_len=8192 (load-balanced causal split)");
+  EXPECT_EQ(invalid(parse_ok("tp=8,cp=8,cp_comm=a2a,gbs=8"), m, 0),
+            "plan: cp_comm: cp_comm=a2a needs tp*cp to divide heads: tp=8, cp=8, heads=32");
+  EXPECT_TRUE(validate(parse_ok("tp=8,cp=4,cp_comm=a2a,gbs=8"), m, 0).has_value());
+  // 8192 / cp 4 = 2048 tokens per CP rank, divisible by tp=8 for sp.
+  EXPECT_TRUE(validate(parse_ok("tp=8,cp=4,sp=1,gbs=8"), m, 32).has_value());
+  EXPECT_EQ(invalid(parse_ok("tp=8,cp=4,dp=2,gbs=8"), m, 32), "plan: dp: tp*cp*pp*dp=64 exceeds the 32 GPUs available");
+}
+
+TEST(PlanValidate, PrecisionAndOverlapFlagsFollowMegatronArgumentChecks) {
+  const ModelSpec m = catalog("llama3-8b");
+  EXPECT_EQ(invalid(parse_ok("fp8_params=1,gbs=8"), m, 0), "plan: fp8_params: fp8_params=true needs precision=fp8");
+  EXPECT_EQ(invalid(parse_ok("fp8_recipe=blockwise,gbs=8"), m, 0),
+            "plan: fp8_recipe: fp8_recipe=blockwise needs precision=fp8");
+  EXPECT_EQ(invalid(parse_ok("dp=2,overlap_param_gather=1,gbs=8"), m, 0),
+            "plan: overlap_param_gather: overlap_param_gather=true needs the distributed optimizer (zero >= 1), got zero=0");
+  EXPECT_EQ(invalid(parse_ok("dp=2,zero=1,overlap_param_gather=1,overlap_grad_reduce=0,gbs=8"), m, 0),
+            "plan: overlap_param_gather: overlap_param_gather=true needs overlap_grad_reduce=true (Megatron-LM rule)");
+  EXPECT_EQ(invalid(parse_ok("tp=2,tp_comm_overlap=1,gbs=8"), m, 0),
+            "plan: tp_comm_overlap: tp_comm_overlap=true needs sp=true (Megatron-LM rule: TP overlap runs on the "
+            "sequence-parallel all-gathers and reduce-scatters)");
+  EXPECT_TRUE(validate(parse_ok("tp=2,sp=1,tp_comm_overlap=1,dp=2,zero=1,overlap_param_gather=1,precision=fp8,"
+                                "fp8_recipe=tensorwise,fp8_params=1,gbs=8"),
+                       m, 0)
+                  .has_value());
 }
 
 TEST(PlanValidate, CodeBuiltPlansAreCheckedToo) {

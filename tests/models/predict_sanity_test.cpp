@@ -25,6 +25,19 @@ TEST(PredictSanity, MfuAbove100PercentIsRefused) {
   EXPECT_NE(implausible_result(p)->find("MFU 137.9"), std::string::npos) << *implausible_result(p);
 }
 
+TEST(PredictSanity, Fp8PlansAreBoundedByTheFp8Peak) {
+  // An FP8 plan's GEMMs run at up to the fp8 peak (H100 SXM datasheet: 1,979 of 989 TFLOP/s bf16 dense):
+  // an MFU of 101% of the bf16 peak is possible there (NeMo's GPT-3 175B FP8 rows predict it from the
+  // datasheet), 201% is not.
+  Prediction p = sane();
+  p.mfu_ceiling = 1979.0 / 989.0;
+  p.mfu = p.hfu = 1.01;
+  EXPECT_FALSE(implausible_result(p).has_value());
+  p.mfu = p.hfu = 2.01;
+  ASSERT_TRUE(implausible_result(p).has_value());
+  EXPECT_NE(implausible_result(p)->find("of the bf16 peak (the fp8 peak)"), std::string::npos) << *implausible_result(p);
+}
+
 TEST(PredictSanity, PinnedOrNonFiniteStepTimeIsRefused) {
   Prediction p = sane();
   p.step_time_s = 9223372036.854775807;  // 2^63 ns: the engine's clock saturated

@@ -17,10 +17,14 @@ models::ModelSpec tiny() {
   return m;
 }
 
+// The original dimensions only (no context parallelism, overlap flags as in the base plan): the counts
+// below were derived for them; DenseDimensionsCountByHand covers the new ones.
 SearchSpace space(int gpus, int gbs) {
   SearchSpace s;
   s.gpus = gpus;
   s.gbs = gbs;
+  s.max_cp = 1;
+  s.search_overlap = false;
   return s;
 }
 
@@ -107,4 +111,67 @@ TEST(PlanFilter, RejectsUnknownKeyAndBadValue) {
   auto bad_value = parse_plan_filter("schedule=zigzag");
   ASSERT_FALSE(bad_value);
   EXPECT_NE(bad_value.error().str().find("zigzag"), std::string::npos);
+}
+
+TEST(Enumerate, DenseDimensionsCountByHand) {
+  // 2 GPUs, gbs 2, mbs 1, cp up to 8, overlap flags searched. Layouts (tp, cp, pp): tp 1 with cp 1 (pp 1
+  // or 2) or cp 2 (pp 1), tp 2 (cp 1, pp 1): 4, every dp divides gbs.
+  //   (1,1,1) dp 2: zero 0..3 x 2 schedules x 3 recompute, zero 1 twice (overlap_param_gather): 5 x 6 = 30;
+  //   (1,1,2) dp 1: zero 0 x (gpipe, 1f1b, interleaved vpp 2: 4 layers / (2 x 2); vpp 3, 4 have no valid
+  //                 split) x 3 = 9;
+  //   (1,2,1) dp 1, cp 2: ZeRO shards over dp x cp = 2, so as (1,1,1): 30;
+  //   (2,1,1) dp 1: sp 0 (2 x 3) + sp 1 with tp_comm_overlap off and on (2 x 2 x 3) = 18.
+  // 87 plans, all valid; with unlimited memory recompute none fits, so 2 of every 3 are dominated.
+  SearchSpace s;
+  s.gpus = 2;
+  s.gbs = 2;
+  s.max_mbs = 1;
+  s.min_cp_tokens = 64;  // the tiny model's 128-token sequence split in 2
+  const Enumeration e = enumerate_plans(tiny(), s, 2, kHuge);
+  EXPECT_EQ(e.counts.layouts, 4);
+  EXPECT_EQ(e.counts.plans, 87);
+  EXPECT_EQ(e.counts.invalid, 0);
+  EXPECT_EQ(e.counts.dominated, 58);
+  ASSERT_EQ(e.candidates.size(), 29u);
+  int cp2 = 0, opg = 0, tco = 0;
+  for (const auto& p : e.candidates) {
+    cp2 += p.cp == 2;
+    opg += p.overlap_param_gather;
+    tco += p.tp_comm_overlap;
+  }
+  EXPECT_EQ(cp2, 10);  // (1,2,1): 5 zero variants x 2 schedules
+  EXPECT_EQ(opg, 4);   // zero 1 with dp x cp = 2, both layouts, 2 schedules
+  EXPECT_EQ(tco, 2);
+}
+
+TEST(Enumerate, ContextParallelNeedsMinCpTokensPerRank) {
+  // The same space with a floor of 65 tokens: cp 2 leaves 64 of the 128, so layout (1,2,1) and its 30
+  // plans go (counted with the layouts 2cp does not divide), leaving 87 - 30 = 57 plans and no cp 2.
+  SearchSpace s;
+  s.gpus = 2;
+  s.gbs = 2;
+  s.max_mbs = 1;
+  s.min_cp_tokens = 65;
+  const Enumeration e = enumerate_plans(tiny(), s, 2, kHuge);
+  EXPECT_EQ(e.counts.layouts_cp_seq, 1);
+  EXPECT_EQ(e.counts.plans, 57);
+  for (const auto& p : e.candidates) EXPECT_EQ(p.cp, 1);
+}
+
+TEST(Enumerate, PipelinesThatDoNotDivideTheLayersGetTheNearestUnevenSplit) {
+  // 4 layers on pp = 3 (3 GPUs): first and last stage take (1, 1) (2 for the middle stage); pp 3 is no
+  // longer dropped.
+  SearchSpace s = space(3, 3);
+  const Enumeration e = enumerate_plans(tiny(), s, 8, kHuge);
+  EXPECT_EQ(e.counts.layouts_uneven, 1);
+  EXPECT_EQ(e.counts.layouts_pp_layers, 0);
+  bool found = false;
+  for (const auto& p : e.candidates) {
+    if (p.pp == 3) {
+      found = true;
+      EXPECT_EQ(p.first_stage_layers, 1);
+      EXPECT_EQ(p.last_stage_layers, 1);
+    }
+  }
+  EXPECT_TRUE(found);
 }

@@ -94,12 +94,13 @@ TEST(Search, ExplainsAModelThatDoesNotFit) {
 }
 
 TEST(Search, ExplainsAGbsThatNoDpDivides) {
-  // 4 GPUs, --fix tp=2,pp=1: the only such layout has dp = 2, which does not divide gbs = 3, so
-  // nothing can run; the answer is an explanation, not an empty table.
+  // 4 GPUs, --fix tp=2,pp=1 without context parallelism: the only such layout has dp = 2, which does
+  // not divide gbs = 3, so nothing can run; the answer is an explanation, not an empty table.
   auto s = setup_h200x4();
   SearchSpace space;
   space.gpus = 4;
   space.gbs = 3;
+  space.max_cp = 1;
   auto fix = parse_plan_filter("tp=2,pp=1");
   ASSERT_TRUE(fix);
   space.fix = *fix;

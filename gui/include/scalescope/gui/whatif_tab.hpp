@@ -32,6 +32,9 @@ class WhatIfTab : public QWidget {
   QSlider* nic_slider() const { return nic_; }
   QSlider* mbs_slider() const { return mbs_; }
   QCheckBox* interference_box() const { return interference_; }
+  QSlider* cp_slider() const { return cp_; }
+  QCheckBox* fp8_box() const { return fp8_; }
+  QCheckBox* overlaps_box() const { return overlaps_; }
 
  signals:
   void updated();
@@ -41,9 +44,9 @@ class WhatIfTab : public QWidget {
 
   Session base_;
   int gpus_per_node_ = 8;
-  QSlider *nodes_, *nvlink_, *nic_, *mbs_;
-  QCheckBox* interference_;
-  QLabel *nodes_label_, *nvlink_label_, *nic_label_, *mbs_label_, *result_, *timing_;
+  QSlider *nodes_, *nvlink_, *nic_, *mbs_, *cp_;
+  QCheckBox *interference_, *fp8_, *overlaps_;
+  QLabel *nodes_label_, *nvlink_label_, *nic_label_, *mbs_label_, *cp_label_, *result_, *timing_;
   QTimer* debounce_;
   InputsCache cache_;
   double last_ms_ = 0, last_step_s_ = 0;

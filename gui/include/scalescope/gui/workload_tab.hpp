@@ -13,6 +13,7 @@ class QSpinBox;
 
 namespace scalescope::gui {
 
+class DenseStackBox;
 class ErrorReporter;
 
 class WorkloadTab : public QWidget {
@@ -31,6 +32,10 @@ class WorkloadTab : public QWidget {
   bool import_model_file(const QString& path);
 
   QSpinBox* tp_box() const { return tp_; }
+  DenseStackBox* dense_box() const { return dense_; }
+  /// Reads the dense-stack box's Megatron-LM flags into the plan (world size from the nodes picker, else
+  /// the flags' --nnodes x --nproc-per-node); false (and an error reported) when they cannot be read.
+  bool import_megatron_flags();
 
  signals:
   void session_changed();
@@ -45,6 +50,7 @@ class WorkloadTab : public QWidget {
   QComboBox *model_, *schedule_, *recompute_, *cluster_, *calibration_, *fidelity_;
   QSpinBox *tp_, *pp_, *dp_, *zero_, *mbs_, *gbs_, *vpp_, *nodes_;
   QCheckBox* sp_;
+  DenseStackBox* dense_;
   QLabel* status_;
   QString plan_error_;
   bool loading_ = false;

@@ -1,14 +1,17 @@
 // Plan -> task graph: the per-rank tasks of one training iteration (DP, TP, SP, PP with GPipe / 1F1B /
 // interleaved schedules, ZeRO 1-3, recompute, gradient accumulation) for the simulator.
 //
-// Rank layout (Megatron-LM order): tp innermost, then dp, then pp:
-//     rank = tp_rank + tp * (dp_rank + dp * stage)
-// so a tensor-parallel group is tp consecutive GPUs (inside a node when tp <= GPUs per node).
+// Rank layout (Megatron-Core order tp-cp-dp-pp): tp innermost, then cp, then dp, then pp:
+//     rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * stage))
+// so a tensor-parallel group is tp consecutive GPUs (inside a node when tp <= GPUs per node) and a
+// context-parallel group the cp ranks tp apart.
 //
 // Streams per rank: 0 compute (compute and the TP/SP collectives, which sit on its critical path as in
 // Megatron without TP overlap), 1 gradient sync (DP all-reduce / ZeRO reduce-scatter and all-gather,
 // tied-embedding all-reduce), 2 / 3 PP send / recv of activations, 4 / 5 PP send / recv of gradients,
-// 6 ZeRO-3 parameter all-gathers (prefetch). Exception: eager-PyTorch kernels with the interleaved
+// 6 ZeRO-3 parameter all-gathers (prefetch; ZeRO-1 with overlap_param_gather), 7 context-parallel K/V
+// exchanges beside the attention blocks (cp_comm=p2p), 8 TP/SP collectives beside their GEMMs
+// (tp_comm_overlap). Exception: eager-PyTorch kernels with the interleaved
 // schedule run PyTorch's own program (torch_interleaved_program), every PP transfer on stream 2 in its order.
 //
 // Per micro-batch and model chunk: a forward unit (recv activations, compute, TP collectives, send)
@@ -21,15 +24,31 @@
 //    reduce-scatter. The 3 small all-reduces of the vocab-parallel cross entropy are left out.
 //  - PP: activations (fwd) and their gradients (bwd) of mbs*seq*hidden*2 bytes (/tp with sp) go from
 //    each rank to the same (dp, tp) rank of the next / previous stage.
-//  - Gradient sync over the dp group (grads of g = 4 bytes per element for precision=mixed, fp32 main
-//    grads as in Megatron-LM and PyTorch DDP with fp32 parameters; 2 for bf16), buckets of bucket_MB
+//  - Context parallelism (cp > 1): every piece is priced for the rank's seq/cp tokens and the attention
+//    beyond the rank's own block runs as cp_costs.hpp says, with its exchange over the CP group (ranks
+//    tp apart): p2p on stream 7 beside the blocks (a zero-length join waits for both), allgather / a2a
+//    on the compute stream. Activations, PP sends and TP collectives carry seq/cp tokens.
+//  - tp_comm_overlap (needs sp): a layer block's all-gathers and reduce-scatters run on stream 8 beside
+//    its compute (Transformer Engine userbuffers split them into tp chunks pipelined with the GEMM
+//    chunks); the last reduce-scatter chunk (1/tp of the bytes) stays exposed on the compute stream,
+//    after both. Embedding and head collectives are not overlapped.
+//  - Gradient sync over the dp x cp group (grads of g = 4 bytes per element for precision=mixed and fp8,
+//    fp32 main grads as in Megatron-LM and PyTorch DDP with fp32 parameters; 2 for bf16, fp16 and
+//    grad_reduce_in_fp32=false), buckets of bucket_MB
 //    MiB (PyTorch DDP's bucket_cap_mb is in MiB) filled in backward order (LM head, layers last to
 //    first, embedding) per model chunk; buckets close at layer boundaries once they reach the cap,
 //    so a layer bigger than the cap makes a bucket of its own (DDP gives an oversized tensor its own
 //    bucket). With overlap, a bucket is launched when the backward task that completes it ends.
 //      zero=0: all-reduce on the last micro-batch only (gradient accumulation; DDP no_sync).
-//      zero=1: reduce-scatter of the buckets after the whole backward (last micro-batch), sharded
-//              optimizer step, all-gather of the bf16 parameters (2 bytes) per bucket.
+//      zero=1: Megatron-Core's distributed optimizer: with overlap_grad_reduce each bucket is reduce-
+//              scattered when the last micro-batch's backward completes it (buckets only on the first
+//              model chunk of the first stage, one per other chunk: Megatron's rule), else all after the
+//              backward; sharded optimizer step; all-gather of the 16-bit parameters (2 bytes, 1 with
+//              fp8_params) per bucket after the step, or with overlap_param_gather back to back on stream
+//              6 from the start of each chunk's first forward, each piece of it waiting for its bucket
+//              (Megatron dispatches the next bucket's gather when a forward pre-hook waits on the
+//              current one, long before the GPU gets there). Eager PyTorch's ZeRO-1
+//              (ZeroRedundancyOptimizer) keeps the reduce-scatter after the backward.
 //      zero=2: reduce-scatter in buckets during the backward of EVERY micro-batch (the gradients are
 //              sharded, so they cannot be accumulated whole, as in DeepSpeed), then as zero=1.
 //      zero=3: as zero=2, plus an all-gather of each layer's bf16 parameters before its forward and
@@ -82,11 +101,11 @@ struct BuildOptions {
 /// Streams of every rank (see the header comment).
 enum BuilderStream : int {
   kStreamCompute = 0, kStreamGradSync = 1, kStreamSendFwd = 2, kStreamRecvFwd = 3,
-  kStreamSendBwd = 4, kStreamRecvBwd = 5, kStreamZeroGather = 6
+  kStreamSendBwd = 4, kStreamRecvBwd = 5, kStreamZeroGather = 6, kStreamCp = 7, kStreamTpOverlap = 8
 };
 
-/// Global rank of (stage, dp_rank, tp_rank) in the Megatron layout above.
-int plan_rank(const Plan& plan, int stage, int dp_rank, int tp_rank);
+/// Global rank of (stage, dp_rank, tp_rank, cp_rank) in the Megatron layout above.
+int plan_rank(const Plan& plan, int stage, int dp_rank, int tp_rank, int cp_rank = 0);
 
 /// One entry of a stage's compute order: forward or backward of (model chunk, micro-batch).
 struct ScheduleStep {

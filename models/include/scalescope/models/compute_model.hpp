@@ -121,6 +121,10 @@ struct ComputeAssumptions {
   /// Fraction of dense peak large GEMMs reach. Assumed 0.75: public cuBLAS bf16 measurements of
   /// large GEMMs reach about 0.7-0.8 of the datasheet peak on H100 SXM and A100 SXM.
   double gemm_efficiency = 0.75;
+  /// The same for FP8 GEMMs, of the datasheet fp8 dense peak. 0.63: the median of the 280 fp8_e4m3
+  /// shapes with m, n, k >= 2048 measured on GH100 (calibrate/profiles/h200x4.json: 1,255 TFLOP/s of
+  /// 1,979), where the same shapes in bf16 reach 0.70; used without an fp8 profile.
+  double fp8_gemm_efficiency = 0.63;
   /// Fraction of dense peak a flash-attention kernel reaches (forward and backward together).
   /// Assumed 0.5: FlashAttention-2 (Dao 2023) reports 50-73% of A100 peak forward and less backward.
   double attention_efficiency = 0.5;

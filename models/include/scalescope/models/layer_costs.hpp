@@ -78,7 +78,11 @@ struct CostOptions {
   bool flash_attention = true;  ///< false: Megatron 2021 attention (materialised scores)
   bool dropout = false;         ///< dropout kernels on the scores (only without flash attention)
   std::string dtype = "bf16";   ///< GEMM data type
+  std::string attention_dtype;  ///< attention data type; empty: `dtype` (FP8 plans keep bf16 attention)
   int vocab_multiple = 128;     ///< Megatron --make-vocab-size-divisible-by
+
+  /// The data type of the attention kernels (and of a stack's `"dtype": "attention"` GEMM rows).
+  const std::string& attention_type() const { return attention_dtype.empty() ? dtype : attention_dtype; }
 };
 
 struct LayerCost {
@@ -93,8 +97,10 @@ struct EdgeCost {
 /// Embedding (first stage) and final norm + LM head + loss (last stage), one micro-batch, one tp rank.
 EdgeCost edge_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {});
 
-/// Gradient bytes per element: 4 (fp32 main grads) for mixed precision, 2 for pure bf16.
+/// Gradient bytes per element: 4 (fp32 main grads) for mixed precision and fp8, 2 for bf16 and fp16.
 double grad_bytes_per_element(Precision precision);
+/// The same for a plan: 2 when it accumulates and reduces gradients in 16 bits (grad_reduce_in_fp32=false).
+double grad_bytes_per_element(const Plan& plan);
 
 /// The stack's optimizer step over the `params` parameters this rank updates (already divided by dp under ZeRO):
 /// built in, Adam at 34 bytes per parameter mixed (fused) or torch's fused AdamW at 28 (pytorch-eager).

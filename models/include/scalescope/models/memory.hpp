@@ -16,6 +16,11 @@
 // In flight (copies of a stage's per-micro-batch activations alive at its peak, m micro-batches):
 //   gpipe m; 1f1b min(m, pp - stage); interleaved min(m*vpp, 2(pp - stage - 1) + (vpp - 1)pp + 1) /
 //   vpp chunks (Megatron's warm-up count + 1), i.e. L(1 + (p-1)/(p vpp)) layers on the first stage.
+// Dense stacks: with cp > 1 the activations and logits are those of the rank's seq_len / cp tokens, the
+// model states are sharded over dp x cp (Megatron's distributed optimizer shards over the dp-cp group; the
+// fused stack's rules read `dp*cp`), and cp_comm=p2p adds two K/V receive buffers to the working set
+// (cp_costs.hpp); precision=fp8 adds the FP8 weight copies to `weights` and keeps FP8 linear inputs
+// (fp8_costs.hpp); grad_reduce_in_fp32=false makes the main gradients 2 bytes (the stacks' `g`).
 #pragma once
 
 #include <memory>
@@ -52,7 +57,7 @@ struct MemoryOptions {
   /// peaks.
   Bytes framework_overhead = GiB(2.0);
   int vocab_multiple = 128;              ///< Megatron --make-vocab-size-divisible-by
-  std::optional<PipelineLayout> layout;  ///< default: even_layout(model, pp, vpp)
+  std::optional<PipelineLayout> layout;  ///< default: layout_of(model, plan) (pipeline_layout.hpp)
 };
 
 /// Activation bytes of one layer for one micro-batch on one tensor-parallel rank.

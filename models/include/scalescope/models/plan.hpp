@@ -1,5 +1,5 @@
-// Parallel training plans (TP/PP/DP/ZeRO, micro-batching, schedule, recompute): parsing and
-// validation.
+// Parallel training plans (TP/CP/PP/DP/ZeRO, micro-batching, schedule, recompute, precision, overlap
+// flags, pipeline layout): parsing and validation. Key names follow Megatron-Core's arguments.
 #pragma once
 
 #include <filesystem>
@@ -21,13 +21,26 @@ enum class Recompute { none, selective, full };  ///< Korthikanti et al. 2022 te
 /// parameter depend on the framework, see memory.hpp); bf16: pure bf16 weights, gradients and Adam
 /// moments, no fp32 master copy; fp16: 16-bit weights and gradients (reduced in 16 bits, as
 /// DeepSpeed's fp16 engine and Megatron-LM's fp16 default do) with fp32 master weights and Adam.
-enum class Precision { mixed, bf16, fp16 };
+/// fp8: precision=mixed (bf16 activations, fp32 master weights and Adam) with the transformer layers'
+/// linear GEMMs in FP8 through Transformer Engine (fp8_recipe; LM head and attention stay bf16).
+enum class Precision { mixed, bf16, fp16, fp8 };
+/// Transformer Engine's FP8 scaling recipes (Megatron --fp8-recipe): delayed (amax history, scales of
+/// the previous steps), tensorwise (current scaling: one amax pass over each tensor before its cast),
+/// blockwise (1x128 activation and 128x128 weight scales, DeepSeek-V3's), mxfp8 (32-element blocks
+/// with e8m0 scales, Blackwell). Costs: fp8_costs.hpp.
+enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8 };
+/// Context-parallel attention (Megatron --cp-comm-type): p2p ring of K/V blocks overlapped with the
+/// attention blocks (Transformer Engine's load-balanced ring), a2a (Ulysses: all-to-all of Q, K, V and
+/// the output between sequence and head sharding), allgather (K/V all-gathered before attention).
+enum class CpComm { p2p, a2a, allgather };
 
-/// How one training iteration is split over tp * pp * dp GPUs.
+/// How one training iteration is split over tp * cp * pp * dp GPUs.
 struct Plan {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  int cp = 1;  ///< context parallelism: the sequence split over cp ranks (Megatron --context-parallel-size)
+  CpComm cp_comm = CpComm::p2p;
   int zero = 0;  ///< ZeRO stage 0..3 over the dp group
   int mbs = 1;   ///< micro-batch size (sequences)
   int gbs = 1;   ///< global batch size (sequences per iteration)
@@ -36,30 +49,54 @@ struct Plan {
   Recompute recompute = Recompute::none;
   bool sp = false;  ///< Megatron sequence parallelism (needs tp > 1)
   Precision precision = Precision::mixed;
-  double bucket_MB = 25.0;  ///< gradient bucket size (PyTorch DDP default 25 MB)
-  bool overlap = true;      ///< overlap gradient reduction with the backward pass
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  ///< precision=fp8 only
+  bool fp8_params = false;  ///< FP8 primary weights (Megatron --fp8-param-gather): no bf16 weight copy
+  /// Gradients accumulated and reduced in fp32 (Megatron-Core DDP grad_reduce_in_fp32); false: in the
+  /// 16-bit compute dtype (NeMo's performance recipes). precision=bf16 and fp16 always reduce 16 bits.
+  bool grad_reduce_in_fp32 = true;
+  double bucket_MB = 25.0;  ///< gradient bucket size in MiB (PyTorch DDP default 25)
+  /// Overlap the gradient reduction with the backward pass (Megatron --overlap-grad-reduce; PyTorch DDP
+  /// always does). Text form also accepts the older name `overlap`.
+  bool overlap = true;
+  /// zero >= 1: all-gather the updated parameters bucket by bucket during the next forward instead of
+  /// after the optimizer step (Megatron --overlap-param-gather; needs overlap_grad_reduce).
+  bool overlap_param_gather = false;
+  /// Split the TP/SP all-gathers and reduce-scatters into chunks pipelined with their GEMMs
+  /// (Megatron --tp-comm-overlap, Transformer Engine userbuffers; needs sp).
+  bool tp_comm_overlap = false;
+  /// Uneven pipelines (Megatron --decoder-first/last-pipeline-num-layers): layers of the first / last
+  /// stage, 0 = even split; the other stages share the rest evenly.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  /// Megatron --pipeline-model-parallel-layout: one entry per virtual stage separated by '|', 't' a
+  /// transformer layer, 'E' the embedding (first entry), 'L' the loss (last entry), "x*n" and
+  /// "(...)*n" repeat, commas are cosmetic. Empty: even layout (or first/last_stage_layers).
+  std::string pp_layout;
   /// Sequence length of the run (Megatron's --seq-length); 0: the model's seq_len. with_plan_seq() applies it.
   int seq = 0;
 
-  /// tp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
+  /// tp * cp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
   int gpus() const {
-    const long long g = static_cast<long long>(tp) * pp * dp;
+    const long long g = static_cast<long long>(tp) * cp * pp * dp;
     return g > 2147483647LL ? 2147483647 : static_cast<int>(g);
   }
   /// Micro-batches per pipeline per iteration: gbs / (mbs * dp) (the product at 64 bits).
   int num_microbatches() const { return static_cast<int>(gbs / (static_cast<long long>(mbs) * dp)); }
+  bool fp8() const { return precision == Precision::fp8; }
+  bool operator==(const Plan&) const = default;
 };
 
 std::string_view to_string(Schedule s);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Precision p);
+std::string_view to_string(Fp8Recipe r);
+std::string_view to_string(CpComm c);
 
 /// `spec` with the plan's sequence length (Plan::seq) when it sets one.
 ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan);
 
-/// Parses "tp=8,pp=4,dp=32,zero=1,mbs=1,gbs=1536,schedule=1f1b". Keys: tp pp dp zero mbs gbs
-/// schedule vpp recompute sp precision bucket_MB overlap seq; gbs is required, the others default as in
-/// Plan. Booleans: true/false/1/0. Errors name the key:
+/// Parses "tp=8,pp=4,dp=32,zero=1,mbs=1,gbs=1536,schedule=1f1b". Keys: plan_keys() (the fields of
+/// Plan); gbs is required, the others default as in Plan. Booleans: true/false/1/0. Errors name the key:
 /// "--plan: key 'pp': expected a positive integer, got 'x'". `source` replaces "--plan".
 Expected<Plan> parse_plan(std::string_view text, const std::string& source = "--plan");
 /// The same keys as a JSON object (numbers, strings and booleans as in the text form).
@@ -68,10 +105,12 @@ Expected<Plan> load_plan(const std::filesystem::path& file);
 /// A path to a JSON plan file (ends in .json or exists) or the text form.
 Expected<Plan> parse_plan_or_file(std::string_view text_or_path);
 
-/// Text form with every key, in the order above (seq only when set); parse_plan(to_string(p)) == p.
+/// Text form with every key, in plan_keys() order (seq only when set, pp_layout only when not empty);
+/// parse_plan(to_string(p)) == p.
 std::string to_string(const Plan& p);
 Json to_json(const Plan& p);
-bool operator==(const Plan& a, const Plan& b);
+/// The keys of the text and JSON forms, in order.
+const std::vector<std::string>& plan_keys();
 
 /// Limits validate() enforces: GPUs one plan spans, and micro-batches per pipeline per iteration
 /// (the task graph holds tasks per micro-batch; 65,536 is far beyond any real gradient accumulation).
@@ -85,13 +124,15 @@ struct PlanCheck {
 };
 
 /// Rejects plans that cannot run, naming the rule: tp divides heads, kv_heads and ffn_hidden (the
-/// vocabulary is padded, Megatron-style, so it need not divide); pp divides layers (pp*vpp for
-/// interleaved); gbs divisible by mbs*dp; interleaved needs pp > 1, vpp > 1 and microbatches % pp
-/// == 0 (Megatron's rule), vpp > 1 needs interleaved; sp needs tp > 1 and seq_len % tp == 0; zero
-/// in 0..3; tp*pp*dp <= kMaxPlanGpus (products at 64 bits), gbs/(mbs*dp) <= kMaxMicrobatches;
-/// tp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips
-/// this). Errors have file "plan" and the key as path, e.g. "plan: tp: tp=3 does not divide
-/// heads=32".
+/// vocabulary is padded, Megatron-style, so it need not divide); the pipeline layout places every layer
+/// (pipeline_layout.hpp: pp*vpp divides layers, or first/last_stage_layers, or pp_layout); gbs divisible
+/// by mbs*dp; interleaved needs pp > 1, vpp > 1 and microbatches % pp == 0 (Megatron's rule), vpp > 1
+/// needs interleaved; cp: 2*cp divides seq_len (a2a: tp*cp divides heads); sp needs tp > 1 and tp to
+/// divide seq_len / cp; FP8 keys need precision=fp8, the overlap flags Megatron-LM's prerequisites; zero
+/// in 0..3; tp*cp*pp*dp <= kMaxPlanGpus (products at 64 bits), gbs/(mbs*dp) <= kMaxMicrobatches;
+/// tp*cp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips this).
+/// seq_len is the plan's seq when set. Errors have file "plan" and the key as path, e.g. "plan: tp: tp=3
+/// does not divide heads=32".
 Expected<PlanCheck> validate(const Plan& plan, const ModelSpec& model, int gpus_available);
 
 }  // namespace scalescope::models

@@ -62,6 +62,9 @@ struct Prediction {
   double hardware_flops = 0;  ///< per step, with recompute
   double mfu = 0, hfu = 0;
   double peak_tflops = 0;     ///< bf16 dense peak per GPU used for MFU
+  /// The most MFU and HFU can reach: 1, or the fp8 over the bf16 dense peak for precision=fp8 plans, whose
+  /// layer GEMMs run on the FP8 tensor cores (MFU stays relative to the bf16 peak, as published).
+  double mfu_ceiling = 1.0;
   MemoryBreakdown memory;
   Bytes gpu_memory;
   bool fits_memory = false;
@@ -79,7 +82,7 @@ inline constexpr double kMaxTaskUnits = 2097152;
 inline constexpr double kMaxStepTimeS = 1e9;
 
 /// Why a prediction cannot be trusted, or nullopt: step time not in (0, kMaxStepTimeS], MFU or HFU
-/// above 100%, negative or non-finite memory. predict() returns such a result as a runtime Error.
+/// above mfu_ceiling (100% of the bf16 peak; the fp8 peak for FP8 plans), negative or non-finite memory. predict() returns such a result as a runtime Error.
 std::optional<std::string> implausible_result(const Prediction& p);
 
 /// Validates the plan against the model and cluster, builds, simulates and summarises.

@@ -106,6 +106,10 @@ class StackProfile {
   Expr residual_bytes;
   Expr fsdp2;  ///< ZeRO-2/3 as PyTorch FSDP2 (gathers per micro-batch; builder_impl.hpp)
   bool torch_pipelining = false;  ///< interleaved PP as torch.distributed.pipelining's program
+  /// zero=1 is Megatron-Core's distributed optimizer (gradient reduce-scatters overlapped with the backward,
+  /// optionally parameter all-gathers with the next forward; builder_impl.hpp), not PyTorch's
+  /// ZeroRedundancyOptimizer (all-reduce after the backward, all-gather after the step).
+  bool distributed_optimizer = false;
   double memory_bandwidth_factor = 1.0;
   std::string memory_bandwidth_factor_source;
   /// Per-kernel cost rule: true: max(t, launch overhead) (the host issues a kernel at most every launch

@@ -22,6 +22,11 @@ struct PlanRequest {
   int flow_top = 3;
   int max_mbs = 8;
   int max_vpp = 8;
+  int max_cp = 8;                     ///< largest context-parallel size tried (1: none)
+  std::string precisions = "mixed";  ///< comma-separated: mixed, bf16, fp16, fp8
+  /// The user's stack (e.g. a Megatron-LM command line read by the CLI) for the model and GPU count: its precision
+  /// and flags are kept and only the layout is searched. Empty: precisions and overlap flags are searched.
+  std::function<Expected<models::Plan>(const models::ModelSpec&, int gpus)> base_plan;
   bool cross_node_tp = false;
   bool exhaustive = false;
 };

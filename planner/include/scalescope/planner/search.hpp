@@ -2,14 +2,21 @@
 // number of GPUs, prune by validity and the memory model, simulate the rest (symmetric analytical
 // fidelity, all cores), confirm the best K at flow fidelity and rank them.
 //
-// Enumeration (every plan uses exactly `gpus` = tp * pp * dp GPUs):
+// Enumeration (every plan uses exactly `gpus` = tp * cp * pp * dp GPUs):
 //   tp  divides gpus, heads and kv_heads (validate() also asks ffn_hidden), tp <= GPUs per node
-//       unless allow_cross_node_tp;  pp divides gpus / tp and layers;  dp = gpus / (tp * pp);
-//   (tp, pp) layouts whose dp does not divide gbs are dropped as a whole (counted per layout);
-//   zero 0..3 (only 0 when dp = 1: ZeRO over one rank is plain data parallelism);
+//       unless allow_cross_node_tp;  cp divides gpus / tp, cp <= max_cp, 2 cp divides seq_len,
+//       seq_len / cp >= min_cp_tokens for cp > 1 (cp_comm from `base`);  pp divides gpus / (tp cp);  dp = gpus / (tp cp pp);
+//   pp that does not divide the layers gets the nearest uneven split (first/last_stage_layers,
+//   pipeline_layout.hpp), the layout is dropped when there is none;
+//   (tp, cp, pp) layouts whose dp does not divide gbs are dropped as a whole (counted per layout);
+//   zero 0..3 (only 0 when dp cp = 1: ZeRO over one rank is plain data parallelism);
 //   mbs  divisors of gbs / dp up to max_mbs;
-//   schedule gpipe | 1f1b | interleaved with vpp dividing layers / pp, 1 < vpp <= max_vpp (pp > 1);
-//   recompute none | selective | full;  sp false | true (true only when tp > 1).
+//   schedule gpipe | 1f1b | interleaved with 1 < vpp <= max_vpp whose layout is valid (pp > 1);
+//   sp false | true (true only when tp > 1);  precision from `precisions`;  overlap_param_gather
+//   false | true with zero = 1 and dp cp > 1, tp_comm_overlap false | true with sp (both when
+//   search_overlap; else as in `base`);  recompute none | selective | full.
+// Keys not searched (fp8_recipe, fp8_params, grad_reduce_in_fp32, bucket_MB, overlap_grad_reduce,
+// cp_comm) come from `base`.
 // Pruning: models::validate() failures count as "invalid" by the rule's key; plans whose peak
 // memory (memory.hpp, flash attention) exceeds the GPU's count as "out of memory". Dominated:
 // when a plan fits with recompute = none (or selective), the same plan with more recompute
@@ -46,13 +53,15 @@ namespace scalescope::planner {
 
 /// Fields a search must keep fixed ("--fix tp=8,schedule=1f1b").
 struct PlanFilter {
-  std::optional<int> tp, pp, dp, zero, mbs, vpp;
+  std::optional<int> tp, pp, dp, zero, mbs, vpp, cp;
   std::optional<models::Schedule> schedule;
   std::optional<models::Recompute> recompute;
-  std::optional<bool> sp;
+  std::optional<models::Precision> precision;
+  std::optional<bool> sp, overlap_param_gather, tp_comm_overlap;
   bool accepts(const models::Plan& p) const;
 };
-/// Parses "tp=8,pp=4,zero=1,schedule=1f1b,recompute=full,sp=1"; errors name `source` and the key.
+/// Parses "tp=8,pp=4,zero=1,schedule=1f1b,recompute=full,sp=1" (also cp, precision, overlap_param_gather,
+/// tp_comm_overlap); errors name `source` and the key.
 Expected<PlanFilter> parse_plan_filter(std::string_view text, const std::string& source = "--fix");
 
 struct SearchSpace {
@@ -61,6 +70,15 @@ struct SearchSpace {
   bool allow_cross_node_tp = false;
   int max_mbs = 8;
   int max_vpp = 8;
+  int max_cp = 8;  ///< largest context-parallel degree tried
+  /// cp is tried only while each CP rank keeps at least this many tokens of a sequence (seq_len / cp):
+  /// below it the ring's attention blocks are too short to hide their exchange, the regime where
+  /// Megatron-Core's guidance does not use CP, and the search stays small for short sequences.
+  int min_cp_tokens = 4096;
+  /// Precisions tried (fp8 only makes sense where the GPU has FP8 tensor cores; the caller decides).
+  std::vector<models::Precision> precisions{models::Precision::mixed};
+  bool search_overlap = true;  ///< try overlap_param_gather and tp_comm_overlap both ways (else as in `base`)
+  models::Plan base;           ///< the keys not searched (header comment)
   bool prune_dominated = true;
   bool prune_bound = true;  ///< skip plans whose lower bound cannot enter the top (see above)
   PlanFilter fix;
@@ -71,7 +89,9 @@ struct PruneCounts {
   int layouts = 0;                 ///< (tp, pp) layouts considered
   int layouts_tp_cross_node = 0;   ///< tp larger than a node
   int layouts_tp_heads = 0;        ///< tp does not divide heads or kv_heads
-  int layouts_pp_layers = 0;       ///< pp does not divide layers
+  int layouts_pp_layers = 0;       ///< pp does not divide layers and no uneven split fits
+  int layouts_uneven = 0;          ///< pp does not divide layers: searched with the nearest uneven split
+  int layouts_cp_seq = 0;          ///< 2 cp does not divide the sequence, or cp leaves < min_cp_tokens
   int layouts_gbs_not_divisible = 0;  ///< dp does not divide gbs
   long plans = 0;                  ///< full plans enumerated from the remaining layouts
   long fixed_out = 0;              ///< excluded by --fix
@@ -116,7 +136,8 @@ struct RankedPlan {
   double ranking_time() const { return flow_step_time_s.value_or(step_time_s); }
 };
 
-/// Strict total order: (time, tp, pp, dp, zero, mbs, schedule, vpp, recompute, sp).
+/// Strict total order of the plan fields (tp, pp, dp, zero, mbs, schedule, vpp, recompute, sp, cp,
+/// precision, overlap_param_gather, tp_comm_overlap, first/last_stage_layers).
 bool plan_less(const models::Plan& a, const models::Plan& b);
 
 /// The ranking's order: (ranking_time(), then plan_less) - a strict total order.

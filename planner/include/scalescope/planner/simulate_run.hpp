@@ -24,6 +24,8 @@ struct SimulateRequest {
   std::string model;        ///< catalog name, model JSON or HF config.json
   std::string cluster;      ///< topologies/ name or JSON file
   std::string plan;         ///< "tp=..,pp=..,dp=..,gbs=.." or a plan JSON file
+  /// Instead of `plan`: the plan for the loaded model (e.g. read from a Megatron-LM command line by the CLI).
+  std::function<Expected<models::Plan>(const models::ModelSpec&)> plan_for_model;
   std::string calibration;  ///< empty: datasheet parameters
   std::optional<int> nodes, gpus;  ///< cluster size (default: as many GPUs as the plan uses)
   std::string fidelity = "analytical";    ///< analytical | flow

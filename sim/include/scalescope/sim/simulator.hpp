@@ -54,7 +54,7 @@ class SimObserver {
 ///     recompute, optimizer; other -> other_compute), the instant belongs to their categories.
 ///  2. Else, if communication tasks move data on it (collective/send/recv between start and end;
 ///     the wait for peers before start does not count), it is EXPOSED communication of their
-///     kinds (category tp/sp/dp/zero/pp_comm; anything else -> other_comm).
+///     kinds (category tp/sp/dp/zero/pp/cp_comm; anything else -> other_comm).
 ///  3. Else, if the rank's host thread is still issuing kernels (host tasks, host_dispatch.hpp),
 ///     it is host_wait: the GPU idles because the framework cannot launch work fast enough.
 ///  4. Else it is bubble: nothing runs (pipeline bubble, waiting for peers, idle after the
@@ -73,11 +73,12 @@ enum class BreakdownPart : std::uint8_t {
   dp_comm,
   zero_comm,
   pp_comm,
+  cp_comm,
   other_comm,
   host_wait,
   bubble
 };
-inline constexpr int kNumBreakdownParts = 13;
+inline constexpr int kNumBreakdownParts = 14;
 const char* breakdown_part_name(BreakdownPart p);
 
 struct Breakdown {

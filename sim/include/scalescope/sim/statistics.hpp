@@ -25,7 +25,7 @@ class StatsCollector final : public SimObserver {
   void fill(SimResult& result) const;
 
  private:
-  static constexpr int kBuckets = 12;  // BreakdownPart without bubble
+  static constexpr int kBuckets = kNumBreakdownParts - 1;  // BreakdownPart without bubble
   struct RankState {
     SimTime last = 0;
     std::uint32_t mask = 0;                       // bit b set while a task of breakdown part b runs

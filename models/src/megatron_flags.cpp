@@ -1,0 +1,325 @@
+// Megatron-LM command-line flags -> Plan (what is read and checked: megatron_flags.hpp).
+#include "scalescope/models/megatron_flags.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "scalescope/models/layer_costs.hpp"
+
+namespace scalescope::models {
+
+namespace {
+
+const std::string kSource = "--plan-from-megatron";
+
+[[noreturn]] void reject(const std::string& flag, const std::string& message) {
+  throw ErrorException(input_error(kSource, flag, message));
+}
+
+/// Flags that take no value (store_true in Megatron-LM); any other flag takes the next token when it
+/// does not start with "--".
+const std::set<std::string, std::less<>>& switches() {
+  static const std::set<std::string, std::less<>> s = {
+      "--sequence-parallel", "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather",
+      "--tp-comm-overlap", "--bf16", "--fp16", "--fp8-param-gather", "--accumulate-allreduce-grads-in-fp32",
+      "--swiglu", "--untie-embeddings-and-output-weights", "--group-query-attention", "--recompute-activations",
+      "--use-torch-fsdp2", "--use-megatron-fsdp", "--use-flash-attn", "--disable-bias-linear",
+      "--overlap-param-gather-with-optimizer-step", "--no-gradient-accumulation-fusion", "--use-mcore-models",
+      "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-dropout-fusion", "--use-rotary-position-embeddings",
+      "--add-qkv-bias", "--no-position-embedding", "--manual-gc", "--no-async-tensor-model-parallel-allreduce",
+      "--defer-embedding-wgrad-compute", "--cross-entropy-loss-fusion", "--no-persist-layer-norm", "--use-checkpoint-args",
+      "--mock-data", "--bias-swiglu-fusion", "--no-create-attention-mask-in-dataloader"};
+  return s;
+}
+
+/// The flags read here (anything else is listed as ignored).
+const std::set<std::string, std::less<>>& read_flags() {
+  static const std::set<std::string, std::less<>> s = {
+      "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size", "--cp-comm-type",
+      "--virtual-pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--micro-batch-size",
+      "--global-batch-size", "--sequence-parallel", "--use-distributed-optimizer", "--use-torch-fsdp2",
+      "--use-megatron-fsdp", "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--ddp-bucket-size",
+      "--recompute-granularity", "--recompute-method", "--recompute-num-layers", "--recompute-activations", "--bf16",
+      "--fp16", "--fp8-format", "--fp8-recipe", "--fp8-param-gather", "--accumulate-allreduce-grads-in-fp32",
+      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
+      "--nnodes", "--nproc-per-node", "--nproc_per_node", "--num-layers", "--hidden-size", "--num-attention-heads",
+      "--ffn-hidden-size", "--seq-length", "--num-query-groups", "--group-query-attention", "--swiglu",
+      "--normalization", "--untie-embeddings-and-output-weights"};
+  return s;
+}
+
+std::string read_text(std::string_view in) {
+  const std::filesystem::path p(in);
+  std::error_code ec;
+  if (in.find('\n') == std::string_view::npos && in.find(' ') == std::string_view::npos && !in.empty() &&
+      std::filesystem::is_regular_file(p, ec)) {
+    std::ifstream f(p);
+    if (!f) reject("", "cannot read '" + std::string(in) + "'");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  return std::string(in);
+}
+
+/// Shell-like words: quotes group, backslash-newline joins lines, '#' starts a comment.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else cur += c;
+      continue;
+    }
+    if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+      ++i;
+      continue;
+    }
+    if (c == '#' && !in_word) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_word) out.push_back(cur);
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (quote) reject("", "unterminated quote");
+  if (in_word) out.push_back(cur);
+  return out;
+}
+
+struct Flags {
+  std::map<std::string, std::string, std::less<>> values;  ///< flag -> value ("" for switches)
+  std::vector<std::string> ignored;
+
+  bool has(std::string_view f) const { return values.count(f) != 0; }
+  std::optional<int> integer(std::string_view f, int lo = 1) const {
+    auto it = values.find(f);
+    if (it == values.end()) return std::nullopt;
+    int v = 0;
+    const std::string& s = it->second;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < lo) {
+      reject(std::string(f), "expected an integer >= " + std::to_string(lo) + ", got '" + s + "'");
+    }
+    return v;
+  }
+  std::optional<std::string> text(std::string_view f) const {
+    auto it = values.find(f);
+    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+};
+
+Flags parse(const std::vector<std::string>& w) {
+  Flags f;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i].rfind("--", 0) != 0) {
+      f.ignored.push_back(w[i]);  // the launcher and script, stray values
+      continue;
+    }
+    std::string name = w[i], value;
+    bool has_value = false;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    } else if (!switches().count(name) && i + 1 < w.size() && w[i + 1].rfind("--", 0) != 0) {
+      value = w[++i];
+      has_value = true;
+    }
+    if (!read_flags().count(name)) {
+      f.ignored.push_back(has_value ? name + " " + value : name);
+      continue;
+    }
+    if (!f.values.emplace(name, value).second) reject(name, "given more than once");
+  }
+  return f;
+}
+
+void check_model(const Flags& f, const ModelSpec& m) {
+  auto same = [&](const char* flag, long long model_value, const char* field) {
+    if (auto v = f.integer(flag); v && *v != model_value) {
+      reject(flag, std::to_string(*v) + " contradicts the model's " + field + "=" + std::to_string(model_value) +
+                       " (" + m.name + ")");
+    }
+  };
+  same("--num-layers", m.layers, "layers");
+  same("--hidden-size", m.hidden, "hidden");
+  same("--num-attention-heads", m.heads, "heads");
+  same("--ffn-hidden-size", m.ffn_hidden, "ffn_hidden");
+  if (f.has("--group-query-attention")) same("--num-query-groups", m.kv_heads, "kv_heads");
+  // Switches are absent by default: compared only when the flags describe the model (--num-layers given).
+  if (!f.has("--num-layers")) return;
+  if (f.has("--swiglu") != (m.ffn == FfnKind::swiglu)) {
+    reject("--swiglu", std::string(f.has("--swiglu") ? "given" : "missing") + ", but the model's ffn is " +
+                           std::string(to_string(m.ffn)) + " (" + m.name + ")");
+  }
+  if (auto n = f.text("--normalization")) {
+    const bool rms = *n == "RMSNorm";
+    if (rms != (m.norm == NormKind::rmsnorm)) {
+      reject("--normalization", *n + " contradicts the model's norm=" + std::string(to_string(m.norm)));
+    }
+  }
+  if (f.has("--untie-embeddings-and-output-weights") == m.tied_embeddings) {
+    reject("--untie-embeddings-and-output-weights",
+           std::string(m.tied_embeddings ? "given, but the model ties" : "missing, but the model unties") +
+               " its embedding and output weights (" + m.name + ")");
+  }
+}
+
+void read_precision(const Flags& f, Plan& p) {
+  if (f.has("--bf16") && f.has("--fp16")) reject("--fp16", "--fp16 and --bf16 both given");
+  if (!f.has("--bf16") && !f.has("--fp16")) {
+    reject("--bf16", "neither --bf16 nor --fp16: fp32 training is not modelled");
+  }
+  if (f.has("--fp16")) {
+    p.precision = f.has("--accumulate-allreduce-grads-in-fp32") ? Precision::mixed : Precision::fp16;
+  }
+  if (auto fmt = f.text("--fp8-format")) {
+    if (*fmt != "e4m3" && *fmt != "hybrid") reject("--fp8-format", "expected e4m3 or hybrid, got '" + *fmt + "'");
+    if (f.has("--fp16")) reject("--fp8-format", "scalescope models FP8 with bf16 (--bf16), got --fp16");
+    p.precision = Precision::fp8;
+  }
+  if (auto r = f.text("--fp8-recipe")) {
+    if (!p.fp8()) reject("--fp8-recipe", "needs --fp8-format");
+    if (*r == "delayed") p.fp8_recipe = Fp8Recipe::delayed;
+    else if (*r == "tensorwise") p.fp8_recipe = Fp8Recipe::tensorwise;
+    else if (*r == "blockwise") p.fp8_recipe = Fp8Recipe::blockwise;
+    else if (*r == "mxfp8") p.fp8_recipe = Fp8Recipe::mxfp8;
+    else reject("--fp8-recipe", "expected delayed, tensorwise, blockwise or mxfp8, got '" + *r + "'");
+  }
+  p.fp8_params = f.has("--fp8-param-gather");
+}
+
+void read_recompute(const Flags& f, const ModelSpec& m, Plan& p, std::vector<std::string>& notes) {
+  if (f.has("--recompute-activations")) p.recompute = Recompute::selective;
+  if (auto g = f.text("--recompute-granularity")) {
+    if (*g == "full") p.recompute = Recompute::full;
+    else if (*g == "selective") p.recompute = Recompute::selective;
+    else reject("--recompute-granularity", "expected full or selective, got '" + *g + "'");
+  }
+  if (p.recompute == Recompute::full) {
+    const int per_chunk = m.layers / std::max(1, p.pp * p.vpp);
+    const int n = f.integer("--recompute-num-layers").value_or(per_chunk);
+    const std::string method = f.text("--recompute-method").value_or("uniform");
+    if (method == "block" && n < per_chunk) {
+      notes.push_back("--recompute-method block --recompute-num-layers " + std::to_string(n) + " recomputes " +
+                      std::to_string(n) + " of the " + std::to_string(per_chunk) +
+                      " layers of a model chunk; modelled as recompute=full (every layer): predicted too slow");
+    }
+  }
+}
+
+}  // namespace
+
+std::string megatron_flag_of(std::string_view key) {
+  static const std::map<std::string, std::string, std::less<>> flags = {
+      {"tp", "--tensor-model-parallel-size"}, {"pp", "--pipeline-model-parallel-size"},
+      {"cp", "--context-parallel-size"}, {"cp_comm", "--cp-comm-type"},
+      {"vpp", "--virtual-pipeline-model-parallel-size"}, {"schedule", "--virtual-pipeline-model-parallel-size"},
+      {"mbs", "--micro-batch-size"}, {"gbs", "--global-batch-size"}, {"sp", "--sequence-parallel"},
+      {"zero", "--use-distributed-optimizer"}, {"overlap_grad_reduce", "--overlap-grad-reduce"},
+      {"overlap_param_gather", "--overlap-param-gather"}, {"tp_comm_overlap", "--tp-comm-overlap"},
+      {"bucket_MB", "--ddp-bucket-size"}, {"recompute", "--recompute-granularity"}, {"precision", "--bf16"},
+      {"fp8_recipe", "--fp8-recipe"}, {"fp8_params", "--fp8-param-gather"},
+      {"first_stage_layers", "--decoder-first-pipeline-num-layers"},
+      {"last_stage_layers", "--decoder-last-pipeline-num-layers"}, {"pp_layout", "--pipeline-model-parallel-layout"},
+      {"seq", "--seq-length"},
+      {"dp", "--nnodes"}};
+  auto it = flags.find(key);
+  return it == flags.end() ? std::string() : it->second;
+}
+
+Expected<MegatronImport> plan_from_megatron(std::string_view in, const ModelSpec& m, int world_gpus) {
+  return catch_errors([&] {
+    const Flags f = parse(words(read_text(in)));
+    check_model(f, m);
+    MegatronImport out;
+    out.ignored = f.ignored;
+    Plan& p = out.plan;
+    p.tp = f.integer("--tensor-model-parallel-size").value_or(1);
+    p.pp = f.integer("--pipeline-model-parallel-size").value_or(1);
+    p.cp = f.integer("--context-parallel-size").value_or(1);
+    if (auto c = f.text("--cp-comm-type")) {
+      if (*c == "p2p") p.cp_comm = CpComm::p2p;
+      else if (*c == "a2a") p.cp_comm = CpComm::a2a;
+      else if (*c == "allgather") p.cp_comm = CpComm::allgather;
+      else reject("--cp-comm-type", "expected p2p, a2a or allgather (a2a+p2p is not modelled), got '" + *c + "'");
+    }
+    if (auto v = f.integer("--virtual-pipeline-model-parallel-size")) p.vpp = *v;
+    if (auto n = f.integer("--num-layers-per-virtual-pipeline-stage")) {
+      if (f.has("--virtual-pipeline-model-parallel-size")) {
+        reject("--num-layers-per-virtual-pipeline-stage", "given with --virtual-pipeline-model-parallel-size");
+      }
+      if (m.layers % (p.pp * *n) != 0) {
+        reject("--num-layers-per-virtual-pipeline-stage",
+               std::to_string(*n) + " layers per virtual stage do not divide the " + std::to_string(m.layers / p.pp) +
+                   " layers of a pipeline stage");
+      }
+      p.vpp = m.layers / (p.pp * *n);
+    }
+    if (p.vpp > 1) p.schedule = Schedule::interleaved;
+    int world = world_gpus;
+    if (auto nodes = f.integer("--nnodes")) {
+      const auto per = f.integer("--nproc-per-node") ? f.integer("--nproc-per-node") : f.integer("--nproc_per_node");
+      if (!per) reject("--nnodes", "needs --nproc-per-node to give the world size");
+      world = *nodes * *per;
+    }
+    if (world <= 0) reject("--nnodes", "the world size is unknown: give --nnodes and --nproc-per-node, or --gpus");
+    if (world % (p.tp * p.cp * p.pp) != 0) {
+      reject(f.has("--nnodes") ? "--nnodes" : "--tensor-model-parallel-size",
+             "the world size " + std::to_string(world) + " is not a multiple of tp*cp*pp=" + std::to_string(p.tp * p.cp * p.pp));
+    }
+    p.dp = world / (p.tp * p.cp * p.pp);
+    out.world = world;
+    p.mbs = f.integer("--micro-batch-size").value_or(1);
+    if (auto s = f.integer("--seq-length"); s && *s != m.seq_len) p.seq = *s;  // the plan's own sequence length
+    p.gbs = f.integer("--global-batch-size").value_or(p.mbs * p.dp);
+    p.sp = f.has("--sequence-parallel");
+    if (f.has("--use-distributed-optimizer")) p.zero = 1;
+    if (f.has("--use-torch-fsdp2") || f.has("--use-megatron-fsdp")) p.zero = 3;
+    read_precision(f, p);
+    p.grad_reduce_in_fp32 = true;  // Megatron-LM accumulates and reduces bf16 gradients in fp32
+    p.overlap = f.has("--overlap-grad-reduce");
+    p.overlap_param_gather = f.has("--overlap-param-gather");
+    p.tp_comm_overlap = f.has("--tp-comm-overlap");
+    const double grad = grad_bytes_per_element(p);
+    const double elements = f.integer("--ddp-bucket-size")
+                                ? static_cast<double>(*f.integer("--ddp-bucket-size"))
+                                : (p.overlap ? std::max(40e6, 1e6 * p.dp * p.cp) : 1e12);  // no overlap: one bucket
+    p.bucket_MB = elements * grad / (1024.0 * 1024.0);
+    read_recompute(f, m, p, out.notes);
+    p.first_stage_layers = f.integer("--decoder-first-pipeline-num-layers").value_or(0);
+    p.last_stage_layers = f.integer("--decoder-last-pipeline-num-layers").value_or(0);
+    if (auto l = f.text("--pipeline-model-parallel-layout")) {
+      p.pp_layout = *l;
+      p.pp_layout.erase(std::remove(p.pp_layout.begin(), p.pp_layout.end(), ','), p.pp_layout.end());
+    }
+    if (auto ok = validate(p, m, world); !ok) {  // name the flag behind the plan key
+      const Error& e = ok.error();
+      const std::string flag = megatron_flag_of(e.path);
+      reject(flag.empty() ? e.path : flag, e.message);
+    }
+    return out;
+  });
+}
+
+}  // namespace scalescope::models

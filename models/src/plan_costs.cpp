@@ -1,0 +1,25 @@
+// Priced pieces of a plan: layer, context-parallel blocks and edges (see plan_costs.hpp).
+#include "scalescope/models/plan_costs.hpp"
+
+namespace scalescope::models {
+
+PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
+                                const CostOptions& options) {
+  const ModelSpec local = cp_rank_spec(spec, plan);
+  CostOptions layer_options = options;
+  if (plan.fp8()) {
+    layer_options.attention_dtype = options.attention_type();
+    layer_options.dtype = "fp8";
+  }
+  PlanPieceCosts c;
+  c.layer = layer_cost(local, plan, model, layer_options);
+  const LayerCost fp8 = fp8_layer_cost(local, plan, model, plan.num_microbatches());
+  c.layer.forward += fp8.forward;
+  c.layer.backward += fp8.backward;
+  c.layer.recompute += fp8.recompute;
+  c.cp = cp_layer_cost(spec, plan, model, layer_options);
+  c.edge = edge_cost(local, plan, model, options);
+  return c;
+}
+
+}  // namespace scalescope::models

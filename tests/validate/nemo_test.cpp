@@ -1,0 +1,97 @@
+// Tests for the NeMo / Megatron-Bridge H100 validation: the CSV reader's errors, every published dense row
+// expressible as a valid plan, NeMo's plans of chosen rows, and the long-sequence TFLOP/s -> tokens/s
+// conversion (hand-computed).
+#include "scalescope/validate/nemo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "scalescope/models/pipeline_layout.hpp"
+#include "scalescope/validate/csv.hpp"
+
+namespace scalescope::validate {
+namespace {
+
+const std::filesystem::path kData = std::filesystem::path(SCALESCOPE_TEST_DATA) / ".." / ".." / "validation" / "nemo";
+
+const NemoRow& find(const std::vector<NemoRow>& rows, const std::string& source, const std::string& model) {
+  for (const auto& r : rows) {
+    if (r.source == source && r.model == model && r.dense()) return r;
+  }
+  ADD_FAILURE() << source << " " << model;
+  return rows.front();
+}
+
+TEST(Csv, ErrorsNameFileLineAndColumn) {
+  const auto dir = std::filesystem::temp_directory_path() / "scalescope_csv_test";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "t.csv";
+  std::ofstream(f) << "a,b\n1,2\n3\n";
+  EXPECT_EQ(read_csv(f).error().str(), f.string() + ": line 3: expected 2 cells, got 1");
+  std::ofstream(f) << "a,b\n1,x\n";
+  auto t = read_csv(f);
+  ASSERT_TRUE(t.has_value());
+  auto bad = catch_errors([&] { return CsvRow(*t, 0).positive_int("b"); });
+  EXPECT_EQ(bad.error().str(), f.string() + ": line 2, column 'b': expected a non-negative integer, got 'x'");
+}
+
+TEST(Nemo, EveryPublishedDenseRowIsAValidPlan) {
+  auto rows = load_nemo_rows(kData / "h100_published.csv");
+  ASSERT_TRUE(rows.has_value()) << rows.error().str();
+  int dense = 0;
+  for (const NemoRow& r : *rows) {
+    if (!r.dense()) continue;
+    ++dense;
+    auto spec = nemo_model(r, kData);
+    ASSERT_TRUE(spec.has_value()) << r.model << ": " << spec.error().str();
+    const models::Plan p = nemo_plan(r, *spec);
+    EXPECT_EQ(p.gpus(), r.gpus) << r.source << " " << r.model;
+    auto ok = models::validate(p, *spec, r.gpus);
+    EXPECT_TRUE(ok.has_value()) << r.source << " " << r.model << ": " << (ok ? "" : ok.error().str());
+  }
+  EXPECT_EQ(dense, 34);  // 12 NeMo 24.07 + 9 long-sequence + 13 Megatron-Bridge rows (h100_published.csv)
+}
+
+TEST(Nemo, PlansAsNemoRanThem) {
+  auto rows = load_nemo_rows(kData / "h100_published.csv").value();
+  // Megatron-Bridge 26.02 Llama 3.1 405B: 1,024 GPUs, tp 8, pp 8, cp 2, vp 8 -> dp 8; 126 layers on 64 virtual
+  // stages with the embedding and the loss counted as layers: Et | 62 x tt | tL; bf16 gradients: buckets
+  // of max(40M, 1M x 8 x 2) = 40M elements x 2 B.
+  const NemoRow& big = find(rows, "bridge-26.02", "LLAMA3.1_405B");
+  const models::ModelSpec spec = nemo_model(big, kData).value();
+  const models::Plan p = nemo_plan(big, spec);
+  EXPECT_EQ(p.dp, 8);
+  EXPECT_EQ(p.pp_layout, "Et|(tt|)*62tL");
+  EXPECT_EQ(models::plan_layout(spec, p).value().layers_per_chunk.front(), 1);
+  EXPECT_EQ(p.fp8_recipe, models::Fp8Recipe::tensorwise);
+  EXPECT_FALSE(p.grad_reduce_in_fp32);
+  EXPECT_DOUBLE_EQ(p.bucket_MB, 40e6 * 2.0 / (1024.0 * 1024.0));
+  EXPECT_TRUE(p.sp && p.tp_comm_overlap && p.overlap_param_gather);
+  // NeMo 24.07 Llama 2 70B: delayed scaling, fp32 gradient reduction, interleaved with vp 20.
+  const NemoRow& l70 = find(rows, "nemo-24.07", "LLAMA2-70B");
+  const models::Plan q = nemo_plan(l70, nemo_model(l70, kData).value());
+  EXPECT_EQ(q.fp8_recipe, models::Fp8Recipe::delayed);
+  EXPECT_TRUE(q.grad_reduce_in_fp32);
+  EXPECT_EQ(q.schedule, models::Schedule::interleaved);
+  EXPECT_EQ(q.vpp, 20);
+  // Megatron-FSDP rows run as ZeRO-3.
+  EXPECT_EQ(nemo_plan(find(rows, "bridge-25.11", "LLAMA3_8B"), spec).zero, 3);
+}
+
+TEST(Nemo, LongSequenceRowsConvertTflopsWithNemo10sFormula) {
+  // Llama 2 7B at 4096: 32 x 4096^2 x (12 + 12 + 18 x 11008/4096 + 12 + 6 x 32000/(32 x 4096))
+  // = 536,870,912 x 85.83984375 = 46,084,915,200 FLOPs per token; 768 TFLOP/s -> 16,665 tokens/s.
+  auto rows = load_nemo_rows(kData / "h100_published.csv").value();
+  const NemoRow& r = find(rows, "nemo-longseq-24.03", "LLAMA2-7B");
+  ASSERT_EQ(r.seq, 4096);
+  EXPECT_NEAR(measured_tokens_per_s(r, nemo_model(r, kData).value()), 768e12 / 46084915200.0, 1e-6);
+  // The 24.07 row of the same model publishes both: 780 TFLOP/s at 16,934 tokens/s, 46.06 GFLOP per token,
+  // within 0.1% of the formula (SOURCES.md).
+  const NemoRow& both = find(rows, "nemo-24.07", "LLAMA2-7B");
+  EXPECT_NEAR(both.tflops * 1e12 / *both.tokens_per_s / 46084915200.0, 1.0, 1e-3);
+}
+
+}  // namespace
+}  // namespace scalescope::validate

@@ -1,0 +1,88 @@
+// Published NeMo / Megatron-Bridge DGX-H100 training throughput (validation/nemo/h100_published.csv,
+// sources in validation/nemo/SOURCES.md) against scalescope's predictions, nothing fitted on the rows.
+//
+// Each dense row is predicted as NeMo / Megatron-Bridge ran it (nemo_plan; assumptions listed in the
+// report): the row's tp, pp, cp, vp (interleaved when > 1), mbs and gbs, dp = gpus / (tp cp pp);
+// sequence parallelism with tp > 1; Megatron-Core's distributed optimizer (zero=1) with
+// overlap_grad_reduce and overlap_param_gather, buckets of max(40M, 1M dp cp) elements; Megatron-FSDP
+// rows (fsdp > 0) as zero=3; userbuffers TP overlap (tp_comm_overlap) with tp > 1; flash attention,
+// no recompute; precision=fp8 with delayed scaling for the NeMo 1.0 rows (24.03, 24.07) and
+// current (tensorwise) scaling for Megatron-Bridge's FP8-CS rows; gradients reduced in fp32 for NeMo 1.0
+// (grad_sync_dtype fp32; bf16 for Nemotron-340B as its config says) and in bf16 for Megatron-Bridge
+// (grad_reduce_in_fp32 false in its performance recipes); Llama 3.1 405B with Megatron's
+// account_for_embedding/loss_in_pipeline_split as pp_layout "Et|(tt|)*(pp vp - 2)tL".
+// Cluster: topologies/h100-rail-ndr.json (DGX H100, 8 x 400 Gb/s NDR rail-optimized fabric, as NVIDIA's
+// EOS) with ceil(gpus / 8) nodes; datasheet compute and collective parameters unless a calibration
+// profile is given.
+// Error = predicted / measured tokens per second per GPU - 1.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scalescope/models/model_spec.hpp"
+#include "scalescope/models/plan.hpp"
+#include "scalescope/sim/simulator.hpp"
+
+namespace scalescope::validate {
+
+/// One row of h100_published.csv.
+struct NemoRow {
+  std::string source, model, task, precision, status;
+  int gpus = 0, gbs = 0, mbs = 1, seq = 0, fsdp = 0, tp = 1, pp = 1, cp = 1, vp = 1, ep = 1;
+  std::optional<double> tokens_per_s;  ///< per GPU, as published (absent on the long-sequence page)
+  double tflops = 0;                   ///< model TFLOP/s per GPU, as published
+  bool dense() const { return status == "dense"; }
+};
+
+/// Reads h100_published.csv (errors name the file, line and column).
+Expected<std::vector<NemoRow>> load_nemo_rows(const std::filesystem::path& file);
+
+/// The measured tokens/s per GPU: as published, or (long-sequence rows) published TFLOP/s divided by
+/// NeMo 1.0's Llama-2 model FLOPs per token (full s x s attention; SOURCES.md).
+double measured_tokens_per_s(const NemoRow& row, const models::ModelSpec& spec);
+
+/// The catalog or validation/nemo/models file of a row's model, with the row's sequence length.
+Expected<models::ModelSpec> nemo_model(const NemoRow& row, const std::filesystem::path& data_dir);
+
+/// The plan as NeMo / Megatron-Bridge ran the row (header comment).
+models::Plan nemo_plan(const NemoRow& row, const models::ModelSpec& spec);
+
+struct NemoPoint {
+  NemoRow row;
+  std::string plan;  ///< to_string(nemo_plan)
+  double measured = 0, predicted = 0;  ///< tokens per second per GPU
+  double compared = 0;                 ///< predicted with NemoOptions::compare_calibration (0: not run)
+  double memory_GiB = 0;
+  bool fits_memory = true;
+  Breakdown breakdown;  ///< of the prediction (critical rank)
+  std::string skipped;  ///< why there is no prediction
+  double error() const { return predicted / measured - 1.0; }
+};
+
+struct NemoOptions {
+  std::string cluster = "h100-rail-ndr";
+  std::string calibration;  ///< optional calibration profile (datasheet when empty)
+  /// A second prediction of every row with this profile, shown beside the first (e.g. h200x4: measured
+  /// kernel rates of the same GH100 die as the H100, until an H100 profile exists).
+  std::string compare_calibration;
+  int threads = 2;
+};
+
+struct NemoValidation {
+  std::vector<NemoPoint> points;    ///< the dense rows
+  std::vector<NemoRow> excluded;    ///< rows not checked, with their status
+  std::string compute_source, collective_source, compare_source;
+  double median_abs_error = 0, worst_error = 0;  ///< over the points with a prediction (signed worst)
+  double compare_median_abs_error = 0, compare_worst_error = 0;  ///< the same for `compared`
+};
+
+/// Predicts every dense row of `data_dir`/h100_published.csv; progress on stderr.
+Expected<NemoValidation> run_nemo_validation(const std::filesystem::path& data_dir, const NemoOptions& options = {});
+
+/// The Markdown report (validation/nemo/REPORT.md).
+std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& options = {});
+
+}  // namespace scalescope::validate

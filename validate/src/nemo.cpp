@@ -1,0 +1,224 @@
+// NeMo / Megatron-Bridge H100 rows: reading, model and plan of a row, and the predictions (nemo.hpp).
+#include "scalescope/validate/nemo.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <thread>
+#include <tuple>
+
+#include "scalescope/calibrate/hardware.hpp"
+#include "scalescope/models/predict.hpp"
+#include "scalescope/validate/csv.hpp"
+#include "scalescope/validate/rig.hpp"
+
+namespace scalescope::validate {
+
+namespace fs = std::filesystem;
+
+Expected<std::vector<NemoRow>> load_nemo_rows(const fs::path& file) {
+  auto table = read_csv(file);
+  if (!table) return table.error();
+  return catch_errors([&] {
+    std::vector<NemoRow> rows;
+    for (std::size_t i = 0; i < table->rows.size(); ++i) {
+      const CsvRow r(*table, i);
+      NemoRow n;
+      n.source = r.text("source");
+      n.model = r.text("model");
+      n.task = r.text("task");
+      n.precision = r.text("precision");
+      n.status = r.text("status");
+      n.gpus = r.positive_int("gpus");
+      n.gbs = r.positive_int("gbs");
+      n.mbs = r.positive_int("mbs");
+      n.seq = r.positive_int("seq");
+      n.fsdp = r.nonnegative_int("fsdp");
+      n.tp = r.positive_int("tp");
+      n.pp = r.positive_int("pp");
+      n.cp = r.positive_int("cp");
+      n.vp = r.positive_int("vp");
+      n.ep = r.positive_int("ep");
+      if (!r.text("tokens_per_s_per_gpu").empty()) n.tokens_per_s = r.positive_number("tokens_per_s_per_gpu");
+      n.tflops = r.positive_number("model_tflops_per_gpu");
+      rows.push_back(std::move(n));
+    }
+    return rows;
+  });
+}
+
+double measured_tokens_per_s(const NemoRow& row, const models::ModelSpec& m) {
+  if (row.tokens_per_s) return *row.tokens_per_s;
+  // NeMo 1.0 llama2 formula per token (full attention): L h^2 (12 + 12 kv/heads + 18 f/h + 12 s/h + 6 V/(L h)).
+  const double L = m.layers, h = m.hidden, s = row.seq;
+  const double per_token = L * h * h *
+                           (12.0 + 12.0 * m.kv_heads / m.heads + 18.0 * m.ffn_hidden / h + 12.0 * s / h +
+                            6.0 * static_cast<double>(m.vocab) / (L * h));
+  return row.tflops * 1e12 / per_token;
+}
+
+Expected<models::ModelSpec> nemo_model(const NemoRow& row, const fs::path& dir) {
+  static const std::map<std::string, std::string, std::less<>> names = {
+      {"GPT3-5B", "nemo-gpt3-5b"},       {"GPT3-20B", "nemo-gpt3-20b"},     {"GPT3-175B", "nemo-gpt3-175b"},
+      {"LLAMA2-7B", "llama2-7b"},        {"LLAMA2-13B", "llama2-13b"},      {"LLAMA2-70B", "llama2-70b"},
+      {"Nemotron-8B", "nemo-nemotron-8b"}, {"Nemotron-22B", "nemo-nemotron-22b"}, {"Nemotron-340B", "nemo-nemotron-340b"},
+      {"LLAMA3-8B", "llama3-8b"},        {"LLAMA3_8B", "llama3-8b"},        {"LLAMA3-70B", "llama3-70b"},
+      {"LLAMA3_70B", "llama3-70b"},      {"LLAMA3.1_405B", "llama3-405b"}};
+  auto it = names.find(row.model);
+  if (it == names.end()) return input_error("h100_published.csv", row.model, "no model description for this name");
+  const fs::path own = dir / "models" / (it->second + ".json");
+  std::error_code ec;
+  auto spec = fs::exists(own, ec) ? models::load_model(own) : models::load_model_by_name_or_path(it->second);
+  if (!spec) return spec.error();
+  spec->seq_len = row.seq;
+  return spec;
+}
+
+models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
+  models::Plan p;
+  p.tp = r.tp;
+  p.pp = r.pp;
+  p.cp = r.cp;
+  p.dp = r.gpus / (r.tp * r.pp * r.cp);
+  p.mbs = r.mbs;
+  p.gbs = r.gbs;
+  p.vpp = r.vp;
+  if (r.vp > 1) p.schedule = models::Schedule::interleaved;
+  p.sp = r.tp > 1;
+  p.tp_comm_overlap = r.tp > 1;
+  const bool bridge = r.source.rfind("bridge", 0) == 0;
+  if (r.precision.rfind("fp8", 0) == 0) {
+    p.precision = models::Precision::fp8;
+    p.fp8_recipe = bridge ? models::Fp8Recipe::tensorwise : models::Fp8Recipe::delayed;
+  } else {
+    p.precision = models::Precision::mixed;
+  }
+  p.grad_reduce_in_fp32 = !bridge && r.model != "Nemotron-340B";
+  p.zero = r.fsdp > 0 ? 3 : 1;
+  p.overlap = true;
+  p.overlap_param_gather = p.zero == 1;
+  const double elements = std::max(40e6, 1e6 * p.dp * p.cp);  // Megatron-Core's default bucket
+  p.bucket_MB = elements * (p.grad_reduce_in_fp32 ? 4.0 : 2.0) / (1024.0 * 1024.0);
+  if (r.model == "LLAMA3.1_405B" && m.layers % (r.pp * r.vp) != 0) {
+    // account_for_embedding/loss_in_pipeline_split: embedding and loss count as a layer each.
+    p.pp_layout = "Et|(tt|)*" + std::to_string(r.pp * r.vp - 2) + "tL";
+  }
+  return p;
+}
+
+namespace {
+
+void predict_point(NemoPoint& pt, const models::ModelSpec& spec, const Rig& rig) {
+  const models::Plan plan = nemo_plan(pt.row, spec);
+  pt.plan = models::to_string(plan);
+  models::PredictOptions o;
+  o.fidelity = Fidelity::analytical;
+  o.build.costs.flash_attention = true;
+  o.build.costs.dropout = false;
+  o.memory.flash_attention = true;
+  o.memory.dropout = false;
+  auto pred = models::predict(spec, plan, rig.cluster, rig.coll, rig.compute, o);
+  if (!pred) {
+    pt.skipped = pred.error().str();
+    return;
+  }
+  pt.predicted = pred->tokens_per_s / plan.gpus();
+  pt.memory_GiB = pred->memory.total().value / (1024.0 * 1024.0 * 1024.0);
+  pt.fits_memory = pred->fits_memory;
+  pt.breakdown = pred->sim.breakdown;
+}
+
+}  // namespace
+
+namespace {
+
+/// Median |e| and the signed e of largest magnitude.
+std::pair<double, double> summary(std::vector<double> e) {
+  double worst = 0;
+  for (double x : e) {
+    if (std::fabs(x) > std::fabs(worst)) worst = x;
+  }
+  for (double& x : e) x = std::fabs(x);
+  std::sort(e.begin(), e.end());
+  const std::size_t k = e.size();
+  const double median = k == 0 ? 0.0 : k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]);
+  return {median, worst};
+}
+
+/// Predicts every point on `calibration`'s hardware models into `predicted` (or `compared`), in parallel.
+void predict_all(NemoValidation& v, const std::vector<models::ModelSpec>& specs, const NemoOptions& opt,
+                 const std::string& calibration, bool compare) {
+  std::map<int, std::unique_ptr<Rig>> rigs;  // by node count, built before the threads start
+  std::vector<Rig*> rig_of;
+  for (const NemoPoint& p : v.points) {
+    const int nodes = (p.row.gpus + 7) / 8;
+    if (!rigs.count(nodes)) {
+      Cluster c = load_cluster_by_name_or_path(opt.cluster, ClusterOptions{nodes, {}}).take_or_throw();
+      calib::HardwareModels hw = calib::load_hardware_models(calibration, c).take_or_throw();
+      if (compare) {
+        v.compare_source = hw.compute_source + "; collectives: " + hw.collective_source;
+      } else {
+        v.compute_source = hw.compute_source;
+        v.collective_source = hw.collective_source;
+      }
+      rigs.emplace(nodes, std::make_unique<Rig>(std::move(c), std::move(hw.params), std::move(hw.compute)));
+    }
+    rig_of.push_back(rigs.at(nodes).get());
+  }
+  const std::size_t n = v.points.size(), threads = static_cast<std::size_t>(std::max(1, opt.threads));
+  auto work = [&](std::size_t first) {
+    for (std::size_t i = first; i < n; i += threads) {
+      NemoPoint& p = v.points[i];
+      if (!compare) {
+        predict_point(p, specs[i], *rig_of[i]);
+        continue;
+      }
+      NemoPoint other = p;
+      predict_point(other, specs[i], *rig_of[i]);
+      p.compared = other.skipped.empty() ? other.predicted : 0.0;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+Expected<NemoValidation> run_nemo_validation(const fs::path& dir, const NemoOptions& opt) {
+  auto rows = load_nemo_rows(dir / "h100_published.csv");
+  if (!rows) return rows.error();
+  return catch_errors([&] {
+    NemoValidation v;
+    std::vector<models::ModelSpec> specs;
+    for (const NemoRow& r : *rows) {
+      if (!r.dense()) {
+        v.excluded.push_back(r);
+        continue;
+      }
+      NemoPoint pt;
+      pt.row = r;
+      specs.push_back(nemo_model(r, dir).take_or_throw());
+      pt.measured = measured_tokens_per_s(r, specs.back());
+      v.points.push_back(std::move(pt));
+    }
+    predict_all(v, specs, opt, opt.calibration, false);
+    if (!opt.compare_calibration.empty()) predict_all(v, specs, opt, opt.compare_calibration, true);
+    std::vector<double> errors, compared;
+    for (const NemoPoint& p : v.points) {
+      if (!p.skipped.empty()) continue;
+      errors.push_back(p.error());
+      if (p.compared > 0) compared.push_back(p.compared / p.measured - 1.0);
+    }
+    std::tie(v.median_abs_error, v.worst_error) = summary(errors);
+    std::tie(v.compare_median_abs_error, v.compare_worst_error) = summary(compared);
+    std::fprintf(stderr, "scalescope validate nemo: %zu dense rows predicted, %zu not checked\n", v.points.size(),
+                 v.excluded.size());
+    return v;
+  });
+}
+
+}  // namespace scalescope::validate
