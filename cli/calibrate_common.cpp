@@ -63,4 +63,17 @@ std::string join_ints(const std::vector<int>& v) {
   return out;
 }
 
+void add_shape_options(CLI::App& app, std::vector<std::string>& models, calib::ShapeRequest& request) {
+  request.seqs.clear();
+  app.add_option("--model", models, "Catalog name, native model JSON or HF config.json (repeatable)")->required();
+  app.add_option("--mbs", request.micro_batches, "Micro-batch sizes the plans use")->delimiter(',')->capture_default_str();
+  app.add_option("--seq", request.seqs, "Sequence lengths (default: each model's seq_len)")->delimiter(',');
+  app.add_option("--tp", request.tps, "Tensor-parallel widths (GEMMs are taken at their TP shards)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--dtypes", request.dtypes, "GEMM dtypes: bf16, fp8_e4m3, fp16, tf32, fp32")
+      ->delimiter(',')
+      ->capture_default_str();
+}
+
 }  // namespace scalescope::cli

@@ -8,6 +8,7 @@
 
 #include "cli_common.hpp"
 #include "scalescope/calibrate/fit.hpp"
+#include "scalescope/calibrate/model_shapes.hpp"
 #include "scalescope/calibrate/profile.hpp"
 #include "scalescope/sim/cluster.hpp"
 
@@ -24,6 +25,10 @@ struct CalibrateCommon {
 
 /// Adds PROFILE, --cluster, --nodes, --fit-groups, --fit-ops and --format.
 void add_calibrate_common(CLI::App* sub, CalibrateCommon& o);
+
+/// --model (repeatable, required), --mbs, --seq, --tp, --dtypes: the shapes `calibrate shapes` and
+/// `calibrate run --model` measure (calibrate/model_shapes.hpp). Clears the request's seqs (default: each model's).
+void add_shape_options(CLI::App& app, std::vector<std::string>& models, calib::ShapeRequest& request);
 
 /// Loads `profile_name` and the cluster (with enough nodes for the profile unless --nodes is given).
 struct Loaded {

@@ -16,9 +16,8 @@
 #include <iostream>
 #include <optional>
 
-#include "cli_common.hpp"
+#include "calibrate_common.hpp"
 #include "scalescope/calibrate/model_shapes.hpp"
-#include "scalescope/models/model_spec.hpp"
 #include "scalescope/sim/data_files.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
@@ -147,13 +146,7 @@ std::optional<fs::path> attention_script() {
 
 int run_for_model(const ModelRun& o) {
   const std::string cmd = "calibrate run";
-  std::vector<models::ModelSpec> specs;
-  for (const auto& name : o.models) {
-    auto m = models::load_model_by_name_or_path(name);
-    if (!m) return report(cmd, m.error());
-    specs.push_back(std::move(m).value());
-  }
-  auto shapes = calib::calibration_shapes(specs, o.request);
+  auto shapes = calib::calibration_shapes(o.models, o.request);
   if (!shapes) return report(cmd, shapes.error());
   auto bin = calibrate_binary();
   if (!bin) return report(cmd, bin.error());
@@ -172,7 +165,7 @@ int run_for_model(const ModelRun& o) {
   if (auto w = write_file_atomic(shapes_file, calib::to_json(*shapes).dump(1) + "\n"); !w) return report(cmd, w.error());
 
   Steps steps(o.no_attention ? 2 : 3);
-  steps.begin("shapes of " + std::to_string(specs.size()) + " model(s): " + std::to_string(shapes->gemms.size()) +
+  steps.begin("shapes of " + std::to_string(o.models.size()) + " model(s): " + std::to_string(shapes->gemms.size()) +
               " GEMM shapes x " + std::to_string(shapes->dtypes.size()) + " dtype(s), " +
               std::to_string(shapes->attention.size()) + " attention shapes -> " + shapes_file);
 
@@ -215,17 +208,8 @@ int run_for_model(const ModelRun& o) {
 int run_calibrate(const std::vector<std::string>& args) {
   if (std::find(args.begin(), args.end(), "--model") == args.end()) return run_as_given(args);
   ModelRun o;
-  o.request.seqs.clear();
   CLI::App app("scalescope calibrate run --model MODEL ... [-- scalescope-calibrate options]");
-  app.add_option("--model", o.models, "Catalog name, native model JSON or HF config.json (repeatable)")->required();
-  app.add_option("--mbs", o.request.micro_batches, "Micro-batch sizes the plans use")->delimiter(',')->capture_default_str();
-  app.add_option("--seq", o.request.seqs, "Sequence lengths (default: each model's seq_len)")->delimiter(',');
-  app.add_option("--tp", o.request.tps, "Tensor-parallel widths (GEMMs are timed at their TP shards)")
-      ->delimiter(',')
-      ->capture_default_str();
-  app.add_option("--dtypes", o.request.dtypes, "GEMM dtypes: bf16, fp8_e4m3, fp16, tf32, fp32")
-      ->delimiter(',')
-      ->capture_default_str();
+  add_shape_options(app, o.models, o.request);
   app.add_option("-o,--output", o.output, "Directory to write shapes.json, gpu.json and attention.json into")
       ->capture_default_str();
   app.add_option("--gpus", o.gpus, "GPUs to use (default: all visible; sections between GPUs are skipped on one)");

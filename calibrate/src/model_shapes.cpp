@@ -148,6 +148,17 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
   });
 }
 
+Expected<CalibrationShapes> calibration_shapes(const std::vector<std::string>& model_names_or_files,
+                                               const ShapeRequest& request) {
+  std::vector<models::ModelSpec> specs;
+  for (const auto& name : model_names_or_files) {
+    auto m = models::load_model_by_name_or_path(name);
+    if (!m) return m.error();
+    specs.push_back(std::move(m).value());
+  }
+  return calibration_shapes(specs, request);
+}
+
 Expected<CalibrationShapes> load_calibration_shapes(const std::string& file) {
   auto doc = read_json_file(file);
   if (!doc) return doc.error();

@@ -50,6 +50,11 @@ struct ShapeRequest {
 Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSpec>& models,
                                                const ShapeRequest& request);
 
+/// The same for models given as catalog names, native model JSON or HF config.json files (loaded in order; the
+/// first that fails to load is the error).
+Expected<CalibrationShapes> calibration_shapes(const std::vector<std::string>& model_names_or_files,
+                                               const ShapeRequest& request);
+
 /// `scalescope.calibration-shapes/1`: {schema, models[], dtypes[], gemm: [{transa, transb, m, n, k, label}],
 /// attention: [{batch, heads, kv_heads, head_dim, seq, causal, label}]}.
 Json to_json(const CalibrationShapes& shapes);
