@@ -174,6 +174,10 @@ void register_plan(CLI::App& app, Context& ctx) {
                   "Largest context-parallel size tried (1: none); cp is tried while each rank keeps >= " +
                       std::to_string(planner::SearchSpace{}.min_cp_tokens) + " tokens of a sequence")
       ->default_str("8");
+  sub->add_option("--max-ep", o->q.max_ep,
+                  "Largest expert-parallel size tried for MoE models (0: up to the number of experts); etp, the "
+                  "dispatcher and moe_imbalance come from --plan-from-megatron's flags or their defaults")
+      ->default_str("0");
   sub->add_option("--precisions", o->q.precisions,
                   "Precisions tried, comma-separated: mixed, bf16, fp16, fp8 (fp8 needs a GPU with an fp8 peak)")
       ->default_str("mixed");

@@ -76,6 +76,7 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
   row("exposed ZeRO comm", b[BP::zero_comm]);
   row("exposed PP comm", b[BP::pp_comm]);
   if (b[BP::cp_comm].value > 0) row("exposed CP comm", b[BP::cp_comm]);
+  if (b[BP::ep_comm].value > 0) row("exposed EP comm (MoE dispatch/combine)", b[BP::ep_comm]);
   row("exposed other comm", b[BP::other_comm]);
   if (b[BP::host_wait].value > 0) row("waiting for the host (kernel launch)", b[BP::host_wait]);
   row("pipeline bubble / idle", b[BP::bubble]);

@@ -1,5 +1,6 @@
 // `scalescope validate a100 | nemo`: predicted vs published / measured training runs (A100: MAPE, Spearman;
 // NeMo / Megatron-Bridge H100: median and worst error).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -150,9 +151,17 @@ int run_nemo(const NemoCliOptions& o) {
                       {"measured", p.measured}, {"predicted", p.predicted},
                       {"error", p.skipped.empty() ? Json(p.error()) : Json(nullptr)}, {"skipped", p.skipped}});
     }
-    print_stdout(Json{{"rows_checked", v->points.size()}, {"rows_not_checked", v->excluded.size()},
-                      {"median_abs_error", v->median_abs_error}, {"worst_error", v->worst_error}, {"rows", rows}}
-                     .dump(2));
+    Json doc{{"rows_checked", v->points.size()}, {"rows_not_checked", v->excluded.size()},
+             {"median_abs_error", v->median_abs_error}, {"worst_error", v->worst_error},
+             {"moe_rows", v->moe_points}, {"moe_median_abs_error", v->moe_median_abs_error},
+             {"moe_worst_error", v->moe_worst_error}, {"rows", rows}};
+    if (v->deepseek_v3 && v->deepseek_v3->skipped.empty()) {
+      doc["deepseek_v3_report"] = {{"published", validate::DeepSeekV3Check::kPublishedTokensPerGpu},
+                                   {"predicted", v->deepseek_v3->predicted},
+                                   {"error", v->deepseek_v3->error()},
+                                   {"plan", v->deepseek_v3->plan}};
+    }
+    print_stdout(doc.dump(2));
     return 0;
   }
   Table brief;
@@ -163,9 +172,21 @@ int run_nemo(const NemoCliOptions& o) {
                           p.skipped.empty() ? num(p.predicted, 0) : "-",
                           p.skipped.empty() ? num(100.0 * p.error(), 1) + " %" : p.skipped});
   }
+  const std::size_t moe_rows = static_cast<std::size_t>(
+      std::count_if(v->points.begin(), v->points.end(), [](const auto& p) { return p.row.moe(); }));
   std::string tail = "\nmedian |error| " + num(100.0 * v->median_abs_error, 1) + " %, worst " +
-                     num(100.0 * v->worst_error, 1) + " % over " + std::to_string(v->points.size()) + " dense H100 rows (" +
-                     std::to_string(v->excluded.size()) + " rows not checked: MoE, SFT on packed sequences, LoRA)\n";
+                     num(100.0 * v->worst_error, 1) + " % over " + std::to_string(v->points.size() - moe_rows) +
+                     " dense H100 rows (" + std::to_string(v->excluded.size()) +
+                     " rows not checked: SFT on packed sequences, LoRA, undescribable models)\n";
+  if (v->moe_points > 0) {
+    tail += "MoE rows: median |error| " + num(100.0 * v->moe_median_abs_error, 1) + " %, worst " +
+            num(100.0 * v->moe_worst_error, 1) + " % over " + std::to_string(v->moe_points) + " rows\n";
+  }
+  if (v->deepseek_v3 && v->deepseek_v3->skipped.empty()) {
+    tail += "DeepSeek-V3 report (2,048 H800): published " + num(validate::DeepSeekV3Check::kPublishedTokensPerGpu, 1) +
+            " tokens/s/GPU, predicted " + num(v->deepseek_v3->predicted, 1) + " (" +
+            num(100.0 * v->deepseek_v3->error(), 1) + " %)\n";
+  }
   if (!o.run.compare_calibration.empty()) {
     tail += "with " + o.run.compare_calibration + ": median |error| " + num(100.0 * v->compare_median_abs_error, 1) +
             " %, worst " + num(100.0 * v->compare_worst_error, 1) + " %\n";
@@ -203,9 +224,10 @@ void register_validate(CLI::App& app, Context& ctx) {
   auto nemo = std::make_shared<NemoCliOptions>();
   CLI::App* nemo_cmd = sub->add_subcommand(
       "nemo",
-      "Every dense DGX-H100 row of NVIDIA's NeMo / Megatron-Bridge performance summaries (tokens/s per GPU; "
-      "validation/nemo/h100_published.csv) against the prediction of the plan NeMo ran; prints each row, the median "
-      "and worst error; --report writes the Markdown report with every assumption. Nothing is fitted on these rows.");
+      "Every dense and MoE DGX-H100 row of NVIDIA's NeMo / Megatron-Bridge performance summaries (tokens/s per GPU; "
+      "validation/nemo/h100_published.csv) against the prediction of the plan NeMo ran, and the DeepSeek-V3 technical "
+      "report's H800 training cost; prints each row, the median and worst error; --report writes the Markdown report "
+      "with every assumption. Nothing is fitted on these rows.");
   nemo_cmd->add_option("--data", nemo->data_dir, "Folder with h100_published.csv and models/ (default: validation/nemo)");
   nemo_cmd->add_option("--report", nemo->report_file, "Write the Markdown report to this file");
   nemo_cmd->add_option("--cluster", nemo->run.cluster, "Cluster name or file the rows run on")->default_str("h100-rail-ndr");
@@ -214,6 +236,10 @@ void register_validate(CLI::App& app, Context& ctx) {
   nemo_cmd->add_option("--compare-calibration", nemo->run.compare_calibration,
                        "Predict every row a second time with this profile and show both (e.g. h200x4: measured kernel "
                        "rates of the same GH100 die, until an H100 profile exists)");
+  nemo_cmd->add_option("--deepseek-v3-calibration", nemo->run.deepseek_v3_calibration,
+                       "Calibration for the DeepSeek-V3 technical report's H800 run (the H800 is the H100's GH100 die; "
+                       "empty: not run)")
+      ->default_str("h100-gpu");
   add_format_option(nemo_cmd, nemo->format);
   nemo_cmd->callback([nemo, &ctx] { ctx.exit_code = run_nemo(*nemo); });
 }

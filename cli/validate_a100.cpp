@@ -212,7 +212,7 @@ double predict_row(Rigs& rigs, const RowConfig& c, bool vtrain, ValidationRow& r
   row.breakdown = {1e3 * b.compute().value,          1e3 * b[BP::tp_comm].value,   1e3 * b[BP::pp_comm].value,
                    1e3 * b[BP::dp_comm].value,       1e3 * b[BP::optimizer].value, 1e3 * b[BP::bubble].value,
                    1e3 * (b[BP::other_compute].value + b[BP::sp_comm].value + b[BP::zero_comm].value +
-                          b[BP::cp_comm].value + b[BP::other_comm].value)};
+                          b[BP::cp_comm].value + b[BP::ep_comm].value + b[BP::other_comm].value)};
   if (vtrain) return pred->step_time_s * 1e3;
   // Narayanan's eq. (3): F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), counting the recompute forward.
   const double B = c.gbs, s = c.seq, l = c.layers, h = c.hidden, V = static_cast<double>(c.vocab);

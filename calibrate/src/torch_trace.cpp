@@ -124,7 +124,14 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
   plan.zero = fsdp ? 3 : 0;
   plan.precision = bf16_params ? models::Precision::bf16 : models::Precision::mixed;
   const double params = static_cast<double>(models::count_params(model).total());
-  const std::vector<double> v = base->bind(model, plan, true, false, 128, params);
+  // An MoE program whose layers are all MoE layers: the layer rows are an MoE layer's (symbol moe_layer = 1 at the
+  // trace; docs/moe.md).
+  const bool moe_layers = model.is_moe() && model.moe_layers() == model.layers;
+  if (model.is_moe() && !moe_layers) {
+    return input_error("--model", "", "model '" + model.name + "' mixes dense and MoE layers: an imported stack has one "
+                                      "row list per layer, so import a trace of a model whose layers are all alike");
+  }
+  const std::vector<double> v = base->bind(model, plan, true, false, 128, params, moe_layers);
   Symbols sym;
   const auto& names = models::stack_base_symbols();
   for (std::size_t i = 0; i < names.size(); ++i) sym[names[i]] = v[i];
@@ -198,7 +205,8 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
     const models::StageParams held = models::params_per_tp_rank(model, models::even_layout(model, 1, 1), 0, 1, 128);
     mem_symbols = {{"P", static_cast<double>(held.total())}, {"P_layer_max", static_cast<double>(held.largest_layer)},
                    {"L_stage", static_cast<double>(model.layers)}, {"inflight", 1.0}, {"stage_first", 1.0},
-                   {"stage_last", 1.0}, {"activations", act * model.layers}};
+                   {"stage_last", 1.0}, {"activations", act * model.layers},
+                   {"P_exp", static_cast<double>(held.experts)}};
   } else {
     sum.notes.push_back("no CUDA [memory] events (profile_memory=False): memory from the " + o.base + " rules alone");
   }
@@ -225,6 +233,7 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
                                "the trace's allocations"},
            {"vars", (*base_doc).value("vars", Json::array())},
            {"properties", {{"residual_bytes", residual},
+                           {"moe", moe_layers},
                            {"fsdp2", fsdp ? "zero >= 2 && dp > 1" : "0"},
                            {"torch_pipelining", true},
                            {"launch_floor", false},

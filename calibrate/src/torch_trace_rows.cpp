@@ -90,10 +90,14 @@ class Vocabulary {
 };
 
 const std::vector<const char*> kDims = {"T", "H", "Q", "K", "Q+2*K", "F", "2*F", "Vu", "Q+K", "2*K",
-                                        "s", "b", "d", "heads_r", "kv_r", "b*heads_r", "b*kv_r"};
+                                        "s", "b", "d", "heads_r", "kv_r", "b*heads_r", "b*kv_r",
+                                        // MoE (docs/moe.md): experts, routed token copies, expert widths
+                                        "E", "E_r", "Fe_r", "2*Fe_r", "Fsh_r", "2*Fsh_r", "Tx", "Te"};
 const std::vector<const char*> kTokenWidthsH = {"T*H", "T*F", "T*2*F", "T*Q", "T*K", "T*(Q+2*K)", "T*(Q+K)",
                                                 "T*2*K", "T*Vu", "T*heads_r", "T*kv_r", "T*Q/2", "T*K/2", "T*F/2",
-                                                "T", "T*d"};
+                                                "T", "T*d",
+                                                "Tx*H", "Tx*Fe_r", "Tx*2*Fe_r", "T*E", "T*topk", "Tx",
+                                                "T*Fsh_r", "T*2*Fsh_r"};
 const std::vector<const char*> kTokenWidthsQ = {"T*Q", "T*K", "T*(Q+2*K)", "T*Q/2", "T*K/2", "T*(Q+K)", "T*2*K",
                                                 "T*H", "T*F", "T*2*F", "T*Vu", "T*heads_r", "T*kv_r", "T*F/2",
                                                 "T", "T*d"};
@@ -108,6 +112,24 @@ struct Gemm {
 
 Gemm gemm_of(const std::string& op, const std::vector<OpInput>& in) {
   Gemm g;
+  if (op == "aten::_grouped_mm" && in.size() >= 2) {
+    // torch._grouped_mm: a 2D x 3D product (forward, dgrad: tokens x K by groups x K x N, offsets over the tokens)
+    // or a 2D x 2D one with offsets over K (wgrad: K x tokens by tokens x N, one K x N output per group). As one
+    // batched GEMM of the mean group: batch = groups, tokens / groups per group.
+    const auto &A = in[0].dims, &B = in[1].dims;
+    const double groups = in.size() >= 3 && in[2].dims.size() == 1 ? static_cast<double>(in[2].dims[0]) : 0.0;
+    if (A.size() == 2 && B.size() == 3 && B[0] > 0) {
+      g.batch = static_cast<double>(B[0]);
+      g.M = static_cast<double>(A[0]) / g.batch, g.K = static_cast<double>(A[1]), g.N = static_cast<double>(B[2]);
+      g.ok = true;
+    } else if (A.size() == 2 && B.size() == 2 && groups > 0.0) {
+      g.batch = groups;
+      g.M = static_cast<double>(A[0]), g.K = static_cast<double>(A[1]) / groups, g.N = static_cast<double>(B[1]);
+      g.ok = true;
+    }
+    if (g.ok) g.dtype = gemm_dtype(op, in[0]);
+    return g;
+  }
   auto two = [&](std::size_t a, std::size_t b) {
     if (in.size() <= std::max(a, b)) return;
     const auto &A = in[a].dims, &B = in[b].dims;
@@ -269,7 +291,22 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
     }
     // GEMMs.
     const Gemm g = gemm_of(op, in);
-    if (g.ok && a.kind == GpuActivity::Kind::kernel) {
+    if (g.ok && a.kind == GpuActivity::Kind::kernel && op == "aten::_grouped_mm") {
+      // Routed experts (docs/moe.md): groups are the rank's experts (E_r), the mean group the tokens per expert (Te),
+      // the other two dims the hidden size and the expert width.
+      const std::vector<const char*> widths = {"H", "Fe_r", "2*Fe_r", "Fsh_r", "2*Fsh_r"};
+      const bool wgrad = std::fabs(g.K - voc.value("Te")) < 0.5;
+      const std::string eB = voc.match(g.batch, {"E_r"}, {});
+      const std::string eM = wgrad ? voc.match(g.M, widths, {}) : voc.match(g.M, {"Te"}, {});
+      const std::string eK = wgrad ? std::string("Te") : voc.match(g.K, widths, {});
+      const std::string eN = voc.match(g.N, widths, {});
+      if (!eB.empty() && !eM.empty() && !eK.empty() && !eN.empty()) {
+        Json row{{"name", name}, {"kind", "gemm"}, {"m", eN}, {"n", eM}, {"k", eK}, {"batch", eB}, {"dtype", g.dtype}};
+        add(phase, row.dump(), row, us, 0.0, "", per_layer);
+        continue;
+      }
+    }
+    if (g.ok && a.kind == GpuActivity::Kind::kernel && op != "aten::_grouped_mm") {
       const Role r = fwd ? role[i] : role_of_forward_op(k.forward_op);
       // in/out widths of the role (forward: K in, N out)
       using Names = std::vector<const char*>;

@@ -95,7 +95,7 @@ void SimulationTab::show_prediction(const Inputs& in, const models::Prediction& 
       {"other compute", b[BP::other_compute]},      {"exposed TP comm", b[BP::tp_comm]},
       {"exposed SP comm", b[BP::sp_comm]},          {"exposed DP comm", b[BP::dp_comm]},
       {"exposed ZeRO comm", b[BP::zero_comm]},      {"exposed PP comm", b[BP::pp_comm]},
-      {"exposed CP comm", b[BP::cp_comm]},
+      {"exposed CP comm", b[BP::cp_comm]},          {"exposed EP comm (MoE)", b[BP::ep_comm]},
       {"exposed other comm", b[BP::other_comm]},    {"bubble / idle", b[BP::bubble]}};
   auto* set = new QBarSet("seconds");
   QStringList cats;

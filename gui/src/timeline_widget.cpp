@@ -30,6 +30,7 @@ QColor category_color(TaskCategory c) {
     case TaskCategory::zero_comm: return QColor(216, 27, 96);
     case TaskCategory::pp_comm: return QColor(124, 179, 66);
     case TaskCategory::cp_comm: return QColor(0, 172, 193);
+    case TaskCategory::ep_comm: return QColor(94, 53, 177);
     case TaskCategory::other: return QColor(120, 120, 120);
     case TaskCategory::host: return QColor(189, 189, 189);
   }

@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "scalescope/gui/dense_stack_box.hpp"
+#include "scalescope/gui/moe_box.hpp"
 #include "scalescope/gui/error_reporter.hpp"
 #include "scalescope/models/megatron_flags.hpp"
 #include "scalescope/models/hf_import.hpp"
@@ -67,6 +68,8 @@ WorkloadTab::WorkloadTab(ErrorReporter* errors, QWidget* parent) : QWidget(paren
   outer->addWidget(planbox);
   dense_ = new DenseStackBox;
   outer->addWidget(dense_);
+  moe_ = new MoeBox;
+  outer->addWidget(moe_);
 
   auto* hw = new QGroupBox("Cluster and calibration");
   auto* hf = new QFormLayout(hw);
@@ -104,6 +107,7 @@ WorkloadTab::WorkloadTab(ErrorReporter* errors, QWidget* parent) : QWidget(paren
   }
   connect(sp_, &QCheckBox::toggled, this, &WorkloadTab::revalidate);
   connect(dense_, &DenseStackBox::changed, this, &WorkloadTab::revalidate);
+  connect(moe_, &MoeBox::changed, this, &WorkloadTab::revalidate);
   connect(dense_, &DenseStackBox::import_requested, this, [this] { import_megatron_flags(); });
   set_session(Session{});
 }
@@ -130,6 +134,7 @@ Session WorkloadTab::session() const {
                                     : models::Recompute::none;
   p.sp = sp_->isChecked();
   dense_->apply(p);
+  moe_->apply(p);
   s.cluster = cluster_->currentText().toStdString();
   s.nodes = nodes_->value();
   s.calibration = calibration_->currentText() == kDatasheet ? std::string() : calibration_->currentText().toStdString();
@@ -163,6 +168,8 @@ void WorkloadTab::set_session(const Session& s) {
   recompute_->setCurrentText(qs(models::to_string(s.plan.recompute)));
   sp_->setChecked(s.plan.sp);
   dense_->set_plan(s.plan);
+  moe_->set_plan(s.plan);
+  if (auto m = models::load_model_by_name_or_path(s.model)) moe_->set_experts(m->moe.experts);
   select_or_add(cluster_, qs(s.cluster));
   nodes_->setValue(s.nodes);
   select_or_add(calibration_, s.calibration.empty() ? QString(kDatasheet) : qs(s.calibration));
@@ -178,8 +185,10 @@ QString WorkloadTab::status_text() const { return status_->text(); }
 
 void WorkloadTab::revalidate() {
   if (loading_) return;
+  // The MoE group applies to models with experts: enabled before the plan is read from the editor.
+  auto model = models::load_model_by_name_or_path(model_->currentText().toStdString());
+  moe_->set_experts(model ? model->moe.experts : 0);
   const Session s = session();
-  auto model = models::load_model_by_name_or_path(s.model);
   if (!model) {
     plan_error_ = qs(model.error().str());
   } else {
@@ -194,12 +203,13 @@ void WorkloadTab::revalidate() {
       plan_error_ = qs(check.error().str());
     } else {
       plan_error_.clear();
-      QString text = QString("Plan valid: %1 GPUs (tp %2 x pp %3 x dp %4%5), %6 micro-batches per pipeline.")
+      QString text = QString("Plan valid: %1 GPUs (tp %2 x pp %3 x dp %4%5%6), %7 micro-batches per pipeline.")
                          .arg(s.plan.gpus())
                          .arg(s.plan.tp)
                          .arg(s.plan.pp)
                          .arg(s.plan.dp)
                          .arg(s.plan.cp > 1 ? QString(" x cp %1").arg(s.plan.cp) : QString())
+                         .arg(s.plan.ep > 1 ? QString("; experts over ep %1").arg(s.plan.ep) : QString())
                          .arg(s.plan.num_microbatches());
       for (const auto& n : check->notes) text += "\nnote: " + qs(n);
       status_->setStyleSheet("color: #1b5e20;");

@@ -63,15 +63,71 @@ RankEmitter::RankEmitter(const BuildContext& ctx, TaskGraph& graph, int stage, i
   if (p.tp > 1) declare(tp_group_, p.dp * p.cp, tp_group_of);
   if (p.dp * p.cp > 1) declare(dp_group_, p.tp, dp_group_of);
   if (p.cp > 1) declare(cp_group_, p.dp * p.tp, cp_group_of);
+  if (!c_.spec->is_moe()) return;
+  // Expert layout inside the stage (Megatron-Core's expert rank order etp-ep-edp over the stage's W = tp*cp*dp
+  // ranks, local index r = tp_rank + tp (cp_rank + cp dp_rank)): r = etp_rank + etp (ep_rank + ep edp_rank).
+  const int W = p.tp * p.cp * p.dp, edp = p.edp(), base = W * stage;
+  const int r = tp_rank + p.tp * (cp_rank + p.cp * dp_rank);
+  const int etp_rank = r % p.etp, ep_rank = (r / p.etp) % p.ep, edp_rank = r / (p.etp * p.ep);
+  auto local = [&](int t, int e, int d) { return base + t + p.etp * (e + p.ep * d); };
+  auto ep_group_of = [&](int i) {  // i = etp_rank + etp * edp_rank
+    std::vector<int> ranks;
+    for (int e = 0; e < p.ep; ++e) ranks.push_back(local(i % p.etp, e, i / p.etp));
+    return g_.intern_group(ranks);
+  };
+  auto etp_group_of = [&](int i) {  // i = ep_rank + ep * edp_rank
+    std::vector<int> ranks;
+    for (int t = 0; t < p.etp; ++t) ranks.push_back(local(t, i % p.ep, i / p.ep));
+    return g_.intern_group(ranks);
+  };
+  auto edp_group_of = [&](int i) {  // i = etp_rank + etp * ep_rank
+    std::vector<int> ranks;
+    for (int d = 0; d < edp; ++d) ranks.push_back(local(i % p.etp, i / p.etp, d));
+    return g_.intern_group(ranks);
+  };
+  const int ep_i = etp_rank + p.etp * edp_rank, etp_i = ep_rank + p.ep * edp_rank, edp_i = etp_rank + p.etp * ep_rank;
+  ep_group_ = ep_group_of(ep_i);
+  etp_group_ = etp_group_of(etp_i);
+  edp_group_ = edp_group_of(edp_i);
+  ep_group_index_ = static_cast<std::uint32_t>(base + ep_i);
+  etp_group_index_ = static_cast<std::uint32_t>(base + etp_i);
+  edp_group_index_ = static_cast<std::uint32_t>(base + edp_i);
+  if (p.ep > 1) declare(ep_group_, W / p.ep, ep_group_of);
+  if (p.etp > 1) declare(etp_group_, W / p.etp, etp_group_of);
+  if (edp > 1) declare(edp_group_, p.ep * p.etp, edp_group_of);
+}
+
+RankEmitter::LayerSpan RankEmitter::span(int first, int count) const {
+  LayerSpan s;
+  s.moe = c_.spec->moe_layers_in(first, count);
+  s.dense = count - s.moe;
+  return s;
+}
+
+PhaseCost RankEmitter::LayerSpan::cost(const LayerCost& dense_cost, const LayerCost& moe_cost, Phase phase) const {
+  const auto of = [&](const LayerCost& l) -> const PhaseCost& {
+    return phase == Phase::forward ? l.forward : phase == Phase::backward ? l.backward : l.recompute;
+  };
+  if (moe == 0) return of(dense_cost) * dense;
+  if (dense == 0) return of(moe_cost) * moe;
+  PhaseCost c = of(dense_cost) * dense;
+  c += of(moe_cost) * moe;
+  return c;
+}
+
+RankEmitter::TpOps RankEmitter::span_ops(const LayerSpan& s, bool forward) const {
+  TpOps ops = tp_ops(Piece::layer, forward) * s.dense;
+  if (s.moe > 0) ops += tp_ops(Piece::moe_layer, forward) * s.moe;
+  return ops;
 }
 
 std::uint64_t RankEmitter::key(int kind, std::uint32_t group_index, std::uint32_t& seq) const {
   return (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>(group_index) << 32) | seq++;
 }
 
-SyncMode RankEmitter::sync_mode(int microbatch) const {
+SyncMode RankEmitter::sync_mode(int microbatch, int group) const {
   const Plan& p = *c_.plan;
-  if (p.dp * p.cp == 1) return SyncMode::none;
+  if ((group > 0 ? group : p.dp * p.cp) == 1) return SyncMode::none;
   if (p.zero <= 1) {
     if (microbatch != c_.m - 1) return SyncMode::none;
     return (p.zero == 0 || c_.dist_opt) && p.overlap ? SyncMode::overlap : SyncMode::after_backward;
@@ -103,17 +159,20 @@ RankEmitter::TpOps RankEmitter::tp_ops(Piece piece, bool forward) const {
   if (p.tp == 1) return ops;
   constexpr int out = 0, res = 1;  // matmul output / residual stream (TpOps)
   switch (piece) {
-    case Piece::layer:  // attention and MLP: a column-parallel input, a row-parallel output each
+    case Piece::layer:      // attention and MLP: a column-parallel input, a row-parallel output each
+    case Piece::moe_layer: {  // attention and the shared experts; the routed experts work on the rank's tokens
+      const int n = piece == Piece::layer || c_.spec->moe.shared_width() > 0 ? 2 : 1;
       if (!p.sp) {
-        (forward ? ops.all_reduce[out] : ops.all_reduce[res]) = 2;
+        (forward ? ops.all_reduce[out] : ops.all_reduce[res]) = n;
       } else if (forward) {
-        ops.all_gather[res] = 2;
-        ops.reduce_scatter[out] = 2;
+        ops.all_gather[res] = n;
+        ops.reduce_scatter[out] = n;
       } else {
-        ops.all_gather[out] = 2;
-        ops.reduce_scatter[res] = 2;
+        ops.all_gather[out] = n;
+        ops.reduce_scatter[res] = n;
       }
       break;
+    }
     case Piece::embedding:  // vocab-parallel: the output is summed (scattered with sp)
       if (forward) (p.sp ? ops.reduce_scatter : ops.all_reduce)[res] = 1;
       else if (p.sp) ops.all_gather[res] = 1;
@@ -159,44 +218,66 @@ TaskId RankEmitter::tp_comm(const TpOps& ops, bool split, TaskLabels labels, Tas
   return last_compute_;
 }
 
-TaskId RankEmitter::zero_gather(double params, TaskLabels labels) {
+TaskId RankEmitter::zero_gather(double params, TaskLabels labels, double expert_params) {
   const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * c_.plan->tp + tp_rank_);
-  const TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero gather params",
-                                     CollOp::all_gather, dp_group_, Bytes(params * 2.0),
-                                     key(kKindGather, group_index, gather_seq_), labels);
+  TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero gather params",
+                               CollOp::all_gather, dp_group_, Bytes((params - expert_params) * 2.0),
+                               key(kKindGather, group_index, gather_seq_), labels);
   if (uses_.size() >= 2) g_.precede(uses_[uses_.size() - 2], t);
+  if (expert_params > 0.0 && c_.plan->edp() > 1) {  // the routed experts, over their own data-parallel group
+    t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero gather expert params",
+                          CollOp::all_gather, edp_group_, Bytes(expert_params * 2.0),
+                          key(kKindEdpGather, edp_group_index_, edp_gather_seq_), labels);
+    if (uses_.size() >= 2) g_.precede(uses_[uses_.size() - 2], t);
+  }
   return t;
 }
 
-TaskId RankEmitter::grad_sync(double bytes, TaskId dep, TaskLabels labels) {
+TaskId RankEmitter::grad_sync(double bytes, TaskId dep, TaskLabels labels, bool experts) {
   const Plan& p = *c_.plan;
   const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
   const bool ddp = p.zero == 0;
+  const std::uint64_t k = experts ? key(kKindEdp, edp_group_index_, edp_seq_) : key(kKindDp, group_index, dp_seq_);
+  const char* name = experts ? (ddp ? "dp all-reduce expert grads" : "zero reduce-scatter expert grads")
+                             : (ddp ? "dp all-reduce grads" : "zero reduce-scatter grads");
   const TaskId t = g_.add_collective(rank_, kStreamGradSync, ddp ? TaskCategory::dp_comm : TaskCategory::zero_comm,
-                                     ddp ? "dp all-reduce grads" : "zero reduce-scatter grads",
-                                     ddp ? CollOp::all_reduce : CollOp::reduce_scatter, dp_group_, Bytes(bytes),
-                                     key(kKindDp, group_index, dp_seq_), labels);
+                                     name, ddp ? CollOp::all_reduce : CollOp::reduce_scatter,
+                                     experts ? edp_group_ : dp_group_, Bytes(bytes), k, labels);
   if (dep != kNoTask) g_.precede(dep, t);
   last_sync_ = t;
   return t;
 }
 
-void RankEmitter::flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels) {
-  if (bucket_acc_ <= 0.0) return;
-  if (record_shards_) shard_buckets_.push_back(bucket_acc_);
-  switch (mode) {
+void RankEmitter::flush_one(bool experts, TaskId ready, TaskLabels labels) {
+  double& acc = experts ? expert_acc_ : bucket_acc_;
+  if (acc <= 0.0) return;
+  const Bucket b{acc, experts};
+  if (record_shards_) shard_buckets_.push_back(b);
+  switch (experts ? expert_mode_ : mode_) {
     case SyncMode::none: break;
-    case SyncMode::overlap: grad_sync(bucket_acc_, ready, labels); break;
-    case SyncMode::after_unit: unit_buckets_.push_back(bucket_acc_); break;
-    case SyncMode::after_backward: deferred_buckets_.push_back(bucket_acc_); break;
+    case SyncMode::overlap: grad_sync(acc, ready, labels, experts); break;
+    case SyncMode::after_unit: unit_buckets_.push_back(b); break;
+    case SyncMode::after_backward: deferred_buckets_.push_back(b); break;
   }
-  bucket_acc_ = 0.0;
+  acc = 0.0;
 }
 
-void RankEmitter::grads_ready(double bytes, TaskId ready, SyncMode mode, TaskLabels labels) {
-  if (mode == SyncMode::none) return;
-  bucket_acc_ += bytes;
-  if (bucket_acc_ >= cap_) flush_bucket(ready, mode, labels);
+void RankEmitter::flush_bucket(TaskId ready, TaskLabels labels) {
+  flush_one(false, ready, labels);
+  flush_one(true, ready, labels);
+}
+
+void RankEmitter::grads_ready(double bytes, TaskId ready, TaskLabels labels, double expert_bytes) {
+  // Dense gradients fill the dense buckets; the routed experts' fill their own (Megatron-Core keeps expert
+  // parameters in separate buffers, reduced over the expert-data-parallel group).
+  if (mode_ != SyncMode::none) {
+    bucket_acc_ += bytes - expert_bytes;
+    if (bucket_acc_ >= cap_) flush_one(false, ready, labels);
+  }
+  if (expert_mode_ != SyncMode::none && expert_bytes > 0.0) {
+    expert_acc_ += expert_bytes;
+    if (expert_acc_ >= cap_) flush_one(true, ready, labels);
+  }
 }
 
 void RankEmitter::forward_unit(const ScheduleStep& s) {
@@ -204,6 +285,7 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
   const int v = s.chunk * p.pp + stage_;
   const bool first = v == 0, last = v == c_.V - 1;
   const int L = c_.layout.layers_per_chunk[static_cast<std::size_t>(v)];
+  const int L0 = c_.first_layer[static_cast<std::size_t>(v)];
   const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
   TaskId dep = first ? kNoTask : pp_recv(s, v, lab);
   if (split_unit(s.microbatch, true)) {
@@ -219,12 +301,13 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
     if (c_.fsdp2) boundary = {last_compute_, last_sync_};
     // FSDP2's root unit (embedding, final norm, head) is gathered whole before the embedding.
     const double root = (first ? c_.embed_params : 0.0) + (last ? c_.head_params : 0.0);
-    auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
+    auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name,
+                     double expert_params = 0.0) {
       TaskLabels l = lab;
       l.layer = static_cast<std::int16_t>(layer);
       if (c_.fsdp2 && kind == Piece::embedding) params = root;
       if (c_.fsdp2 && kind == Piece::head && first) params = 0.0;  // gathered with the embedding
-      const TaskId gather = gathers && params > 0.0 ? zero_gather(params, l) : kNoTask;
+      const TaskId gather = gathers && params > 0.0 ? zero_gather(params, l, expert_params) : kNoTask;
       for (TaskId& b : boundary) {
         if (gather != kNoTask && b != kNoTask) g_.precede(b, gather);
         b = kNoTask;
@@ -232,8 +315,9 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
       const std::size_t index = static_cast<std::size_t>(piece_index++);
       const TaskId bucket = index < bucket_gathers.size() ? bucket_gathers[index] : kNoTask;
       TaskId t;
-      if (kind == Piece::layer) {
-        t = layer_block(Phase::forward, name, cost, 1, tp_ops(kind, true), {}, true, l, dep);
+      if (kind == Piece::layer || kind == Piece::moe_layer) {
+        t = layer_block(Phase::forward, name, cost, 1, tp_ops(kind, true), {}, true, l, dep,
+                        kind == Piece::moe_layer ? 1 : 0);
       } else {
         t = compute(TaskCategory::forward, name, cost, l, dep);
         tp_comm(tp_ops(kind, true), true, l, kNoTask);
@@ -245,12 +329,17 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
     };
     if (first) piece(Piece::embedding, c_.edge.embedding_forward, c_.embed_params, -1, "embedding fwd");
     for (int i = 0; i < L; ++i) {
-      piece(Piece::layer, c_.layer.forward, c_.layer_params, layer_label(c_.first_layer[static_cast<std::size_t>(v)] + i),
-            "layer fwd");
+      if (c_.is_moe_layer(L0 + i)) {
+        piece(Piece::moe_layer, c_.moe_layer.forward, c_.moe_layer_params, layer_label(L0 + i), "moe layer fwd",
+              c_.moe_expert_params);
+      } else {
+        piece(Piece::layer, c_.layer.forward, c_.layer_params, layer_label(L0 + i), "layer fwd");
+      }
     }
     if (last) piece(Piece::head, c_.edge.head_forward, c_.head_params, -1, "head fwd");
   } else {
-    PhaseCost cost = c_.layer.forward * L;
+    const LayerSpan sp = span(L0, L);
+    PhaseCost cost = sp.cost(c_.layer, c_.moe_layer, Phase::forward);
     TpOps edge_ops;
     if (first) {
       cost += c_.edge.embedding_forward;
@@ -260,7 +349,7 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
       cost += c_.edge.head_forward;
       edge_ops += tp_ops(Piece::head, true);
     }
-    layer_block(Phase::forward, "forward", cost, L, tp_ops(Piece::layer, true) * L, edge_ops, false, lab, dep);
+    layer_block(Phase::forward, "forward", cost, L, span_ops(sp, true), edge_ops, false, lab, dep, sp.moe);
   }
   if (!last) pp_send(s, v, lab);
 }
@@ -270,13 +359,18 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
   const int v = s.chunk * p.pp + stage_;
   const bool first = v == 0, last = v == c_.V - 1;
   const int L = c_.layout.layers_per_chunk[static_cast<std::size_t>(v)];
+  const int L0 = c_.first_layer[static_cast<std::size_t>(v)];
   const TaskLabels lab{s.microbatch, -1, static_cast<std::int16_t>(stage_)};
-  const SyncMode mode = sync_mode(s.microbatch);
-  const bool recompute = p.recompute == Recompute::full || c_.layer.recompute.kernels > 0;
+  mode_ = sync_mode(s.microbatch);
+  expert_mode_ = c_.spec->is_moe() ? sync_mode(s.microbatch, p.edp()) : SyncMode::none;
+  const bool syncs = mode_ != SyncMode::none || expert_mode_ != SyncMode::none;
+  const bool recompute = p.recompute == Recompute::full || c_.layer.recompute.kernels > 0 ||
+                         c_.moe_layer.recompute.kernels > 0;
   // ZeRO-1/2 gather the updated shards after the step; FSDP2 (ZeRO-2 here) at the next forward instead,
   // Megatron's distributed optimizer too with overlap_param_gather.
   record_shards_ = (p.zero == 1 || (p.zero == 2 && !c_.fsdp2)) && s.microbatch == c_.m - 1;
   bucket_acc_ = 0.0;
+  expert_acc_ = 0.0;
   cap_ = c_.bucket_cap(v);
   TaskId dep = last ? kNoTask : pp_recv(s, v, lab);
   const double g = c_.grad_elem;
@@ -285,20 +379,24 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
     // FSDP2: the root unit is not resharded after forward (no gather here) and reduce-scatters its
     // gradients once, after its last piece; every other unit right after its own backward.
     double root_grads = 0.0;
-    auto piece = [&](Piece kind, const PhaseCost& cost, double params, int layer, const char* name) {
+    auto piece = [&](Piece kind, const LayerCost* layer, const PhaseCost& cost, double params, int layer_index,
+                     const char* name, double expert_params = 0.0) {
       TaskLabels l = lab;
-      l.layer = static_cast<std::int16_t>(layer);
-      const bool root = c_.fsdp2 && kind != Piece::layer;
-      const TaskId gather = zero3 && !root ? zero_gather(params, l) : kNoTask;
-      if (kind == Piece::layer && recompute) {
-        const TaskId r = layer_block(Phase::recompute, "layer recompute", c_.layer.recompute, 1,
-                                     p.recompute == Recompute::full ? tp_ops(Piece::layer, true) : TpOps{}, {}, true, l, dep);
+      l.layer = static_cast<std::int16_t>(layer_index);
+      const bool is_layer = layer != nullptr;
+      const int moe = kind == Piece::moe_layer ? 1 : 0;
+      const bool root = c_.fsdp2 && !is_layer;
+      const TaskId gather = zero3 && !root ? zero_gather(params, l, expert_params) : kNoTask;
+      if (is_layer && recompute) {
+        const TaskId r = layer_block(Phase::recompute, "layer recompute", layer->recompute, 1,
+                                     p.recompute == Recompute::full ? tp_ops(kind, true) : TpOps{}, {}, true, l, dep,
+                                     p.recompute == Recompute::full ? moe : 0);
         if (gather != kNoTask) g_.precede(gather, r);
         dep = kNoTask;
       }
       TaskId t;
-      if (kind == Piece::layer) {
-        t = layer_block(Phase::backward, name, cost, 1, tp_ops(kind, false), {}, true, l, dep);
+      if (is_layer) {
+        t = layer_block(Phase::backward, name, cost, 1, tp_ops(kind, false), {}, true, l, dep, moe);
       } else {
         t = compute(TaskCategory::backward, name, cost, l, dep);
         tp_comm(tp_ops(kind, false), true, l, kNoTask);
@@ -310,23 +408,29 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
         root_grads += params * g;
         return;
       }
-      grads_ready(params * g, t, mode, l);
-      if (c_.fsdp2) flush_bucket(t, mode, l);
+      grads_ready(params * g, t, l, expert_params * g);
+      if (c_.fsdp2) flush_bucket(t, l);
     };
-    if (last) piece(Piece::head, c_.edge.head_backward, c_.head_params, -1, "head bwd");
+    if (last) piece(Piece::head, nullptr, c_.edge.head_backward, c_.head_params, -1, "head bwd");
     for (int i = L - 1; i >= 0; --i) {
-      piece(Piece::layer, c_.layer.backward, c_.layer_params, layer_label(c_.first_layer[static_cast<std::size_t>(v)] + i),
-            "layer bwd");
+      if (c_.is_moe_layer(L0 + i)) {
+        piece(Piece::moe_layer, &c_.moe_layer, c_.moe_layer.backward, c_.moe_layer_params, layer_label(L0 + i),
+              "moe layer bwd", c_.moe_expert_params);
+      } else {
+        piece(Piece::layer, &c_.layer, c_.layer.backward, c_.layer_params, layer_label(L0 + i), "layer bwd");
+      }
     }
-    if (first) piece(Piece::embedding, c_.edge.embedding_backward, c_.embed_params, -1, "embedding bwd");
-    if (root_grads > 0.0) grads_ready(root_grads, last_compute_, mode, lab);
+    if (first) piece(Piece::embedding, nullptr, c_.edge.embedding_backward, c_.embed_params, -1, "embedding bwd");
+    if (root_grads > 0.0) grads_ready(root_grads, last_compute_, lab);
   } else {
+    const LayerSpan sp = span(L0, L);
     if (recompute) {
-      layer_block(Phase::recompute, "recompute", c_.layer.recompute * L, L,
-                  p.recompute == Recompute::full ? tp_ops(Piece::layer, true) * L : TpOps{}, {}, false, lab, dep);
+      layer_block(Phase::recompute, "recompute", sp.cost(c_.layer, c_.moe_layer, Phase::recompute), L,
+                  p.recompute == Recompute::full ? span_ops(sp, true) : TpOps{}, {}, false, lab, dep,
+                  p.recompute == Recompute::full ? sp.moe : 0);
       dep = kNoTask;
     }
-    PhaseCost cost = c_.layer.backward * L;
+    PhaseCost cost = sp.cost(c_.layer, c_.moe_layer, Phase::backward);
     TpOps edge_ops;
     if (first) {
       cost += c_.edge.embedding_backward;
@@ -337,17 +441,23 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
       edge_ops += tp_ops(Piece::head, false);
     }
     const TaskId t =
-        layer_block(Phase::backward, "backward", cost, L, tp_ops(Piece::layer, false) * L, edge_ops, false, lab, dep);
+        layer_block(Phase::backward, "backward", cost, L, span_ops(sp, false), edge_ops, false, lab, dep, sp.moe);
     // Merged units sync only after the unit or the whole backward: feed the pieces in backward order
     // so that the buckets close at the same layer boundaries as in split units.
-    if (mode != SyncMode::none) {
-      if (last) grads_ready(c_.head_params * g, t, mode, lab);
-      for (int i = 0; i < L; ++i) grads_ready(c_.layer_params * g, t, mode, lab);
-      if (first) grads_ready(c_.embed_params * g, t, mode, lab);
+    if (syncs) {
+      if (last) grads_ready(c_.head_params * g, t, lab);
+      for (int i = L - 1; i >= 0; --i) {
+        if (c_.is_moe_layer(L0 + i)) {
+          grads_ready(c_.moe_layer_params * g, t, lab, c_.moe_expert_params * g);
+        } else {
+          grads_ready(c_.layer_params * g, t, lab);
+        }
+      }
+      if (first) grads_ready(c_.embed_params * g, t, lab);
     }
   }
-  flush_bucket(last_compute_, mode, lab);
-  for (double b : unit_buckets_) grad_sync(b, last_compute_, lab);
+  flush_bucket(last_compute_, lab);
+  for (const Bucket& b : unit_buckets_) grad_sync(b.bytes, last_compute_, lab, b.experts);
   unit_buckets_.clear();
   if (!first) pp_send(s, v, lab);
 }
@@ -425,7 +535,7 @@ void RankEmitter::emit() {
   }
   const TaskId final_backward = last_compute_;
   const TaskLabels lab{-1, -1, static_cast<std::int16_t>(stage_)};
-  for (double b : deferred_buckets_) grad_sync(b, final_backward, lab);
+  for (const Bucket& b : deferred_buckets_) grad_sync(b.bytes, final_backward, lab, b.experts);
   if (c_.spec->tied_embeddings && p.pp > 1 && (stage_ == 0 || stage_ == p.pp - 1)) {
     const int ends[2] = {plan_rank(p, 0, dp_rank_, tp_rank_, cp_rank_), plan_rank(p, p.pp - 1, dp_rank_, tp_rank_, cp_rank_)};
     std::uint32_t seq = 0;
@@ -435,17 +545,25 @@ void RankEmitter::emit() {
     g_.precede(final_backward, t);
     last_sync_ = t;
   }
+  // The rank's optimizer updates its shard: dense parameters over dp x cp, routed experts over their own
+  // data-parallel group (edp).
   const double shard = (p.zero >= 1 && p.dp * p.cp > 1) ? static_cast<double>(p.dp * p.cp) : 1.0;
-  const PhaseCost opt = optimizer_cost(c_.stage_params[static_cast<std::size_t>(stage_)] / shard, *c_.spec, p, *c_.compute,
-                                       c_.options.costs);
+  const double expert_shard = (p.zero >= 1 && p.edp() > 1) ? static_cast<double>(p.edp()) : 1.0;
+  const double experts = c_.stage_expert_params[static_cast<std::size_t>(stage_)];
+  const double updated = experts > 0.0
+                             ? (c_.stage_params[static_cast<std::size_t>(stage_)] - experts) / shard + experts / expert_shard
+                             : c_.stage_params[static_cast<std::size_t>(stage_)] / shard;
+  const PhaseCost opt = optimizer_cost(updated, *c_.spec, p, *c_.compute, c_.options.costs);
   const TaskId step = compute(TaskCategory::optimizer, "optimizer step", opt, lab, last_sync_);
-  if ((p.zero == 1 || p.zero == 2) && p.dp * p.cp > 1 && c_.gather_buckets.empty()) {
+  if ((p.zero == 1 || p.zero == 2) && c_.gather_buckets.empty()) {
     const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
     TaskId dep = step;
-    for (double b : shard_buckets_) {
-      const TaskId t = g_.add_collective(rank_, kStreamGradSync, TaskCategory::zero_comm, "zero all-gather params",
-                                         CollOp::all_gather, dp_group_, Bytes(b * c_.param_gather_elem / c_.grad_elem),
-                                         key(kKindDp, group_index, dp_seq_), lab);
+    for (const Bucket& b : shard_buckets_) {
+      if (b.experts ? p.edp() == 1 : p.dp * p.cp == 1) continue;
+      const TaskId t = g_.add_collective(
+          rank_, kStreamGradSync, TaskCategory::zero_comm, b.experts ? "zero all-gather expert params" : "zero all-gather params",
+          CollOp::all_gather, b.experts ? edp_group_ : dp_group_, Bytes(b.bytes * c_.param_gather_elem / c_.grad_elem),
+          b.experts ? key(kKindEdp, edp_group_index_, edp_seq_) : key(kKindDp, group_index, dp_seq_), lab);
       if (dep != kNoTask) g_.precede(dep, t);
       dep = kNoTask;
     }

@@ -5,6 +5,7 @@
 
 #include "builder_impl.hpp"
 #include "scalescope/models/builder.hpp"
+#include "scalescope/models/moe_costs.hpp"
 #include "scalescope/models/pipeline_layout.hpp"
 #include "scalescope/models/plan_costs.hpp"
 #include "scalescope/models/stack_profile.hpp"
@@ -23,11 +24,19 @@ std::vector<std::vector<detail::BuildContext::GatherBucket>> gather_buckets(cons
     const int pieces = (first ? 1 : 0) + c.layout.layers_per_chunk[static_cast<std::size_t>(v)] + (last ? 1 : 0);
     std::vector<detail::BuildContext::GatherBucket> backward_order;
     double acc = 0.0;
+    double experts = 0.0;
+    const int first_layer = c.first_layer[static_cast<std::size_t>(v)] - (first ? 1 : 0);  // layer of piece i
     for (int i = pieces - 1; i >= 0; --i) {
-      acc += last && i == pieces - 1 ? c.head_params : first && i == 0 ? c.embed_params : c.layer_params;
+      const bool moe = !(last && i == pieces - 1) && !(first && i == 0) && c.is_moe_layer(first_layer + i);
+      acc += last && i == pieces - 1 ? c.head_params
+             : first && i == 0        ? c.embed_params
+             : moe                    ? c.moe_layer_params
+                                      : c.layer_params;
+      if (moe) experts += c.moe_expert_params;
       if (acc * c.grad_elem >= c.bucket_cap(v) || i == 0) {
-        backward_order.push_back({acc, i});
+        backward_order.push_back({acc, experts, i});
         acc = 0.0;
+        experts = 0.0;
       }
     }
     out.emplace_back(backward_order.rbegin(), backward_order.rend());
@@ -61,6 +70,7 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   }
   PlanPieceCosts pieces = plan_piece_costs(spec, plan, compute, options.costs);
   c.layer = std::move(pieces.layer);
+  c.moe_layer = std::move(pieces.moe_layer);
   c.edge = std::move(pieces.edge);
   c.cp_blocks = std::move(pieces.cp.blocks);
   c.cp_exchange = pieces.cp.exchange;
@@ -77,13 +87,27 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   c.grad_elem = grad_bytes_per_element(plan);
   c.fsdp2 = stack.fsdp2.eval(sym) != 0.0;
   const int vm = options.costs.vocab_multiple;
-  const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm);
-  const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm);
-  c.layer_params = static_cast<double>(first_stage.largest_layer);
+  const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm, plan.ep, plan.etp);
+  const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm, plan.ep, plan.etp);
+  c.layer_params = static_cast<double>(spec.is_moe() ? first_stage.dense_layer : first_stage.largest_layer);
+  c.moe_layer_params = static_cast<double>(first_stage.moe_layer);
+  c.moe_expert_params = static_cast<double>(first_stage.moe_layer_experts);
   c.embed_params = static_cast<double>(first_stage.embedding);
   c.head_params = static_cast<double>(last_stage.head);
   for (int s = 0; s < plan.pp; ++s) {
-    c.stage_params.push_back(static_cast<double>(params_per_tp_rank(spec, c.layout, s, plan.tp, vm).total()));
+    const StageParams st = params_per_tp_rank(spec, c.layout, s, plan.tp, vm, plan.ep, plan.etp);
+    c.stage_params.push_back(static_cast<double>(st.total()));
+    c.stage_expert_params.push_back(static_cast<double>(st.experts));
+  }
+  if (spec.is_moe()) {
+    // Per MoE layer and pass (builder.hpp): the rank's Tr tokens (its sequence shard of mbs x seq / cp), top_k
+    // copies each in bf16, the busiest rank's share (imbalance) setting the exchange's pace.
+    const double tr = static_cast<double>(plan.mbs) * (spec.seq_len / plan.cp) / (plan.sp ? plan.tp : 1);
+    const double token = tr * moe_imbalance(spec, plan) * spec.hidden * 2.0;
+    c.ep_bytes = plan.moe_dispatcher == MoeDispatcher::allgather
+                     ? plan.ep * tr * spec.hidden * 2.0
+                     : token * moe_dispatch_copies(spec, plan, cluster.gpus_per_node());
+    c.etp_bytes = plan.etp * token * spec.moe.top_k;
   }
   c.tie_bytes = static_cast<double>(padded_vocab(spec.vocab, plan.tp, vm) / plan.tp) * spec.hidden * c.grad_elem;
   c.bucket_bytes = plan.bucket_MB * 1024.0 * 1024.0;
@@ -108,6 +132,7 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   g.set_stream_name(kStreamZeroGather, "zero-gather");
   if (plan.cp > 1) g.set_stream_name(kStreamCp, "cp-exchange");
   if (plan.tp_comm_overlap) g.set_stream_name(kStreamTpOverlap, "tp-overlap");
+  if (plan.moe_a2a_overlap && spec.is_moe()) g.set_stream_name(kStreamEp, "ep-exchange");
   const int dp_count = options.symmetric ? 1 : plan.dp;
   const int tp_count = options.symmetric || options.tp_classes ? 1 : plan.tp;
   const int cp_count = options.symmetric ? 1 : plan.cp;

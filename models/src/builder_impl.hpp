@@ -24,7 +24,8 @@ struct BuildContext {
   int V = 1;  ///< virtual pipeline stages (pp * vpp)
   PipelineLayout layout;
   std::vector<int> first_layer;  ///< per virtual stage: index of its first layer in the model
-  LayerCost layer;
+  LayerCost layer;      ///< a dense layer
+  LayerCost moe_layer;  ///< an MoE layer (MoE models)
   EdgeCost edge;
   LayerCost cp_blocks;     ///< context-parallel attention beyond the rank's own block (cp_costs.hpp)
   CpExchange cp_exchange;  ///< and its exchange, per layer
@@ -43,14 +44,24 @@ struct BuildContext {
   /// rest and gathered for every micro-batch's forward (zero=3: again for its backward), never ahead of
   /// the first unit of a micro-batch.
   bool fsdp2 = false;
-  double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank
+  double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank (a dense layer)
+  /// An MoE layer on one rank: all its parameters, and of them the routed experts, whose gradients are reduced
+  /// (and ZeRO-sharded) over the expert-data-parallel group instead of dp x cp.
+  double moe_layer_params = 0, moe_expert_params = 0;
   std::vector<double> stage_params;  ///< parameters one tensor-parallel rank of each stage holds
+  std::vector<double> stage_expert_params;  ///< of them, routed experts
+  /// Expert parallelism, per MoE layer and pass (forward: dispatch + combine): the all-to-all (alltoall
+  /// dispatcher) or all-gather / reduce-scatter (allgather dispatcher) bytes over the EP group, and the
+  /// expert-TP all-gather / reduce-scatter bytes over the ETP group (etp > 1); nccl-tests sizes.
+  double ep_bytes = 0, etp_bytes = 0;
+  bool is_moe_layer(int index) const { return spec->is_moe_layer(index); }
   double tie_bytes = 0;              ///< tied-embedding gradient all-reduce size
   double bucket_bytes = 0;
   /// A parameter bucket in forward order: its parameters and the first forward piece that uses them
   /// (0 = embedding on the first chunk, then the layers, then the head).
   struct GatherBucket {
     double params = 0;
+    double expert_params = 0;  ///< of params: routed experts (gathered over the expert-data-parallel group)
     int first_piece = 0;
   };
   /// overlap_param_gather: per virtual stage, its buckets in forward order (gathered back to back when
@@ -66,7 +77,10 @@ struct BuildContext {
 };
 
 /// Kinds of collective instance keys (RankEmitter::key).
-enum CollectiveKind : int { kKindTp = 1, kKindDp = 2, kKindTie = 3, kKindGather = 4, kKindCp = 5 };
+enum CollectiveKind : int {
+  kKindTp = 1, kKindDp = 2, kKindTie = 3, kKindGather = 4, kKindCp = 5, kKindEp = 6, kKindEdp = 7, kKindEdpGather = 8,
+  kKindEtp = 9
+};
 
 /// How a unit's gradients reach the gradient-sync stream.
 enum class SyncMode { none, overlap, after_unit, after_backward };
@@ -99,7 +113,7 @@ class RankEmitter {
       return *this;
     }
   };
-  enum class Piece { embedding, layer, head };
+  enum class Piece { embedding, layer, moe_layer, head };
   enum class Phase { forward, backward, recompute };
 
   void forward_unit(const ScheduleStep& s);
@@ -113,7 +127,8 @@ class RankEmitter {
   /// The PP receive / send of unit `s` (virtual stage v) on `stream`; the send waits for `after`.
   TaskId add_pp_recv(const ScheduleStep& s, int v, int stream, TaskLabels lab);
   void add_pp_send(const ScheduleStep& s, int v, int stream, TaskId after, TaskLabels lab);
-  SyncMode sync_mode(int microbatch) const;
+  /// How a unit's gradients are synchronised over a group of `group` ranks (0: dp x cp).
+  SyncMode sync_mode(int microbatch, int group = 0) const;
   bool split_unit(int microbatch, bool forward) const;
 
   TaskId compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep);
@@ -123,7 +138,18 @@ class RankEmitter {
   /// their last reduce-scatter chunk (1/tp of its bytes) waits on the compute stream, after them. Returns
   /// the compute task (builder_overlap.cpp).
   TaskId layer_block(Phase phase, const char* name, const PhaseCost& cost, int layers, const TpOps& layer_ops,
-                     const TpOps& edge_ops, bool split, TaskLabels labels, TaskId dep);
+                     const TpOps& edge_ops, bool split, TaskLabels labels, TaskId dep, int moe_layers = 0);
+  /// Expert-parallel token exchange of `moe_layers` MoE layers in one pass (builder.hpp): on the compute stream
+  /// after `before`, or with moe_a2a_overlap on the EP stream beside the block that starts after `before`
+  /// (returned, for the block's join).
+  std::vector<TaskId> ep_comm(Phase phase, int moe_layers, bool beside, TaskId before, TaskLabels labels);
+  /// The compute cost, TP collectives and parameters of layers [first, first + count) of the model.
+  struct LayerSpan {
+    int dense = 0, moe = 0;
+    PhaseCost cost(const LayerCost& dense_cost, const LayerCost& moe_cost, Phase phase) const;
+  };
+  LayerSpan span(int first, int count) const;
+  TpOps span_ops(const LayerSpan& s, bool forward) const;
   /// The context-parallel attention blocks of `layers` layers and their exchange (cp_costs.hpp): p2p on
   /// the CP stream beside the blocks, joined before the next compute-stream task; allgather / a2a before
   /// the blocks on the compute stream.
@@ -135,10 +161,15 @@ class RankEmitter {
   /// the summed bytes (merged). Returns the last task emitted.
   TaskId tp_comm(const TpOps& ops, bool split, TaskLabels labels, TaskId dep);
   TpOps tp_ops(Piece piece, bool forward) const;
-  TaskId zero_gather(double params, TaskLabels labels);
-  void grads_ready(double bytes, TaskId ready, SyncMode mode, TaskLabels labels);
-  void flush_bucket(TaskId ready, SyncMode mode, TaskLabels labels);
-  TaskId grad_sync(double bytes, TaskId dep, TaskLabels labels);
+  /// ZeRO-3 / FSDP gather of `params` before a use; `expert_params` of them over the expert-data-parallel group.
+  TaskId zero_gather(double params, TaskLabels labels, double expert_params = 0.0);
+  /// Gradients of `bytes` ready at `ready`; `expert_bytes` of them belong to routed experts (own buckets,
+  /// reduced over the expert-data-parallel group).
+  void grads_ready(double bytes, TaskId ready, TaskLabels labels, double expert_bytes = 0.0);
+  /// Closes the open dense and expert buckets (the unit's sync modes mode_, expert_mode_).
+  void flush_bucket(TaskId ready, TaskLabels labels);
+  void flush_one(bool experts, TaskId ready, TaskLabels labels);
+  TaskId grad_sync(double bytes, TaskId dep, TaskLabels labels, bool experts = false);
   std::uint64_t key(int kind, std::uint32_t group_index, std::uint32_t& seq) const;
   /// Index of the rank's TP group among all TP groups (stage, dp rank, cp rank).
   std::uint32_t tp_group_index() const {
@@ -150,12 +181,24 @@ class RankEmitter {
   int stage_, dp_rank_, tp_rank_, cp_rank_, rank_;
   int prev_ = -1, next_ = -1;  ///< ranks of the previous / next stage (same dp, tp), -1 at the ends (pp=1)
   GroupId tp_group_ = 0, dp_group_ = 0, cp_group_ = 0;  ///< dp_group_: the dp x cp ranks that reduce gradients
-  std::uint32_t tp_seq_ = 0, dp_seq_ = 0, gather_seq_ = 0, cp_seq_ = 0;
+  /// Expert groups (MoE): the EP ranks exchanging tokens, the expert-TP ranks splitting an expert, the
+  /// expert-data-parallel ranks reducing the experts' gradients (layout etp-ep-edp inside a stage).
+  GroupId ep_group_ = 0, etp_group_ = 0, edp_group_ = 0;
+  std::uint32_t ep_group_index_ = 0, etp_group_index_ = 0, edp_group_index_ = 0;
+  std::uint32_t tp_seq_ = 0, dp_seq_ = 0, gather_seq_ = 0, cp_seq_ = 0, ep_seq_ = 0, etp_seq_ = 0, edp_seq_ = 0,
+                edp_gather_seq_ = 0;
+  SyncMode mode_ = SyncMode::none, expert_mode_ = SyncMode::none;  ///< of the unit being emitted
   double cap_ = 0;  ///< gradient bucket cap of the unit being emitted (BuildContext::bucket_cap)
-  double bucket_acc_ = 0;                 ///< gradient bytes waiting for the current bucket
-  std::vector<double> unit_buckets_;      ///< buckets to launch at the end of the current unit
-  std::vector<double> deferred_buckets_;  ///< buckets to launch after the whole backward
-  std::vector<double> shard_buckets_;     ///< ZeRO-1/2: buckets whose parameters are gathered after the step
+  /// A gradient bucket being filled (dense over dp x cp, or routed experts over edp).
+  struct Bucket {
+    double bytes = 0.0;
+    bool experts = false;
+  };
+  double bucket_acc_ = 0;                 ///< dense gradient bytes waiting for the current bucket
+  double expert_acc_ = 0;                 ///< expert gradient bytes waiting for the current expert bucket
+  std::vector<Bucket> unit_buckets_;      ///< buckets to launch at the end of the current unit
+  std::vector<Bucket> deferred_buckets_;  ///< buckets to launch after the whole backward
+  std::vector<Bucket> shard_buckets_;     ///< ZeRO-1/2: buckets whose parameters are gathered after the step
   bool record_shards_ = false;
   std::vector<TaskId> uses_;              ///< ZeRO-3: compute tasks that used gathered parameters, in order
   TaskId last_sync_ = kNoTask;            ///< last task on the gradient-sync stream

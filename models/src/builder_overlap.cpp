@@ -6,8 +6,28 @@
 namespace scalescope::models::detail {
 
 TaskId RankEmitter::layer_block(Phase phase, const char* name, const PhaseCost& cost, int layers, const TpOps& layer_ops,
-                                const TpOps& edge_ops, bool split, TaskLabels labels, TaskId dep) {
+                                const TpOps& edge_ops, bool split, TaskLabels labels, TaskId dep, int moe_layers) {
   const Plan& p = *c_.plan;
+  // MoE token exchange beside the block (moe_a2a_overlap), from when its compute can start; else after it.
+  std::vector<TaskId> ep_beside;
+  if (moe_layers > 0 && p.moe_a2a_overlap) {
+    const TaskId before = last_compute_;
+    ep_beside = ep_comm(phase, moe_layers, true, before, labels);
+    if (dep != kNoTask) {
+      for (TaskId t : ep_beside) g_.precede(dep, t);
+    }
+  }
+  const auto finish_ep = [&] {
+    if (moe_layers <= 0) return;
+    if (!p.moe_a2a_overlap) {
+      ep_comm(phase, moe_layers, false, kNoTask, labels);
+      return;
+    }
+    if (ep_beside.empty()) return;
+    const TaskId join = g_.add_delay(rank_, kStreamCompute, TaskCategory::other, "ep overlap join", Seconds(0.0), labels);
+    for (TaskId t : ep_beside) g_.precede(t, join);
+    last_compute_ = join;
+  };
   const TaskCategory cat = phase == Phase::forward    ? TaskCategory::forward
                            : phase == Phase::backward ? TaskCategory::backward
                                                       : TaskCategory::recompute;
@@ -34,6 +54,7 @@ TaskId RankEmitter::layer_block(Phase phase, const char* name, const PhaseCost& 
     TpOps ops = layer_ops;
     ops += edge_ops;
     tp_comm(ops, split, labels, kNoTask);
+    finish_ep();
     return t;
   }
   // The last reduce-scatter chunk leaves after the last GEMM chunk: 1/tp of the bytes, exposed.
@@ -52,7 +73,42 @@ TaskId RankEmitter::layer_block(Phase phase, const char* name, const PhaseCost& 
   rest.all_reduce[0] += layer_ops.all_reduce[0];
   rest.all_reduce[1] += layer_ops.all_reduce[1];
   tp_comm(rest, split, labels, kNoTask);
+  finish_ep();
   return t;
+}
+
+std::vector<TaskId> RankEmitter::ep_comm(Phase phase, int moe_layers, bool beside, TaskId before, TaskLabels labels) {
+  const Plan& p = *c_.plan;
+  std::vector<TaskId> out;
+  if (moe_layers <= 0) return out;
+  (void)phase;  // every pass moves the same tensors: the backward the gradients of the forward's exchanges
+  const int stream = beside ? kStreamEp : kStreamCompute;
+  TaskId dep = before;
+  const double n = moe_layers;
+  auto emit = [&](CollOp op, GroupId group, double bytes, std::uint64_t k, const char* what) {
+    const TaskId t = g_.add_collective(rank_, stream, TaskCategory::ep_comm, what, op, group, Bytes(bytes * n), k, labels);
+    if (dep != kNoTask) g_.precede(dep, t);
+    dep = kNoTask;
+    if (!beside) last_compute_ = t;
+    out.push_back(t);
+  };
+  const bool a2a = p.moe_dispatcher != MoeDispatcher::allgather;  // alltoall and flex exchange all-to-all
+  // Dispatch: tokens to the EP ranks of their experts, then (etp > 1) gathered over the expert-TP ranks;
+  // combine: the reverse. Merged over the block's MoE layers like its TP collectives (builder.hpp).
+  if (p.ep > 1) {
+    emit(a2a ? CollOp::alltoall : CollOp::all_gather, ep_group_, c_.ep_bytes, key(kKindEp, ep_group_index_, ep_seq_),
+         a2a ? "ep dispatch all-to-all" : "ep dispatch all-gather");
+  }
+  if (p.etp > 1) {
+    emit(CollOp::all_gather, etp_group_, c_.etp_bytes, key(kKindEtp, etp_group_index_, etp_seq_), "etp all-gather");
+    emit(CollOp::reduce_scatter, etp_group_, c_.etp_bytes, key(kKindEtp, etp_group_index_, etp_seq_),
+         "etp reduce-scatter");
+  }
+  if (p.ep > 1) {
+    emit(a2a ? CollOp::alltoall : CollOp::reduce_scatter, ep_group_, c_.ep_bytes, key(kKindEp, ep_group_index_, ep_seq_),
+         a2a ? "ep combine all-to-all" : "ep combine reduce-scatter");
+  }
+  return out;
 }
 
 void RankEmitter::cp_attention(Phase phase, int layers, TaskLabels labels) {
@@ -93,9 +149,14 @@ std::vector<TaskId> RankEmitter::first_forward_gathers(int v, TaskLabels labels)
   if (c_.gather_buckets.empty()) return by_piece;
   const auto group_index = static_cast<std::uint32_t>(stage_ * c_.plan->tp + tp_rank_);
   for (const BuildContext::GatherBucket& b : c_.gather_buckets[static_cast<std::size_t>(v)]) {
-    const TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero all-gather params",
-                                       CollOp::all_gather, dp_group_, Bytes(b.params * c_.param_gather_elem),
-                                       key(kKindGather, group_index, gather_seq_), labels);
+    TaskId t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero all-gather params",
+                                 CollOp::all_gather, dp_group_, Bytes((b.params - b.expert_params) * c_.param_gather_elem),
+                                 key(kKindGather, group_index, gather_seq_), labels);
+    if (b.expert_params > 0.0 && c_.plan->edp() > 1) {
+      t = g_.add_collective(rank_, kStreamZeroGather, TaskCategory::zero_comm, "zero all-gather expert params",
+                            CollOp::all_gather, edp_group_, Bytes(b.expert_params * c_.param_gather_elem),
+                            key(kKindEdpGather, edp_group_index_, edp_gather_seq_), labels);
+    }
     if (by_piece.size() <= static_cast<std::size_t>(b.first_piece)) by_piece.resize(static_cast<std::size_t>(b.first_piece) + 1, kNoTask);
     by_piece[static_cast<std::size_t>(b.first_piece)] = t;
   }

@@ -10,11 +10,13 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
   const ParamCounts c = count_params(spec);
   FlopsPerToken f;
   f.layer_matmul = 2.0 * static_cast<double>(c.layer.matmul_weights());
-  f.layer_attention = o.attention_scores
-                          ? 4.0 * s * static_cast<double>(spec.q_dim()) * (o.causal ? 0.5 : 1.0)
-                          : 0.0;
+  f.moe_layer_matmul = 2.0 * static_cast<double>(c.moe_layer.active_matmul_weights());
+  // QK^T over the qk head dim and AV over the value head dim (both the head size without MLA).
+  const double d_qk = spec.head_size(), d_v = spec.mla.enabled() ? spec.mla.v_head_dim : spec.head_size();
+  f.layer_attention = o.attention_scores ? 2.0 * s * spec.heads * (d_qk + d_v) * (o.causal ? 0.5 : 1.0) : 0.0;
   f.lm_head = 2.0 * spec.hidden * static_cast<double>(spec.vocab);
-  f.forward = spec.layers * (f.layer_matmul + f.layer_attention) + f.lm_head;
+  const double matmuls = c.dense_layers() * f.layer_matmul + c.moe_layers * f.moe_layer_matmul;
+  f.forward = matmuls + spec.layers * f.layer_attention + f.lm_head;
   f.backward = 2.0 * f.forward;
   switch (o.recompute) {
     case Recompute::none:
@@ -24,7 +26,7 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
       f.recompute = spec.layers * f.layer_attention;
       break;
     case Recompute::full:
-      f.recompute = spec.layers * (f.layer_matmul + f.layer_attention);
+      f.recompute = matmuls + spec.layers * f.layer_attention;
       break;
   }
   return f;

@@ -2,6 +2,8 @@
 // FP8 saves (formulas and sources in fp8_costs.hpp).
 #include "scalescope/models/fp8_costs.hpp"
 
+#include <vector>
+
 #include "scalescope/models/counts.hpp"
 
 namespace scalescope::models {
@@ -26,25 +28,45 @@ void memory_kernel(PhaseCost& c, const ComputeModel& m, Bytes b) {
 
 }  // namespace
 
-LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches) {
+LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches, bool moe_layer) {
   LayerCost c;
   if (!p.fp8()) return c;
   const double t = static_cast<double>(p.mbs) * s.seq_len, h = s.hidden, tp = p.tp;
   const double q = static_cast<double>(s.q_dim()) / tp, k = static_cast<double>(s.kv_dim()) / tp;
-  const double f = s.ffn_hidden / tp, f1 = s.ffn == FfnKind::swiglu ? 2.0 * f : f;
+  const bool swiglu = s.ffn == FfnKind::swiglu;
   const double plain = cast_bytes(p, false), norm = cast_bytes(p, true);
-  // Forward: qkv input, out-proj input, fc1 input, fc2 input.
-  for (double b : {norm * t * h, plain * t * q, norm * t * h, plain * t * f}) memory_kernel(c.forward, m, Bytes(b));
-  // Backward: the output gradients of fc2, fc1, out-proj, qkv (backward order).
-  for (double b : {plain * t * h, plain * t * f1, plain * t * h, plain * t * (q + 2.0 * k)}) {
-    memory_kernel(c.backward, m, Bytes(b));
+  const LayerParams lp = moe_layer && s.is_moe() ? count_params(s).moe_layer : count_params(s).layer;
+  // The MLP GEMMs of the layer: the dense MLP, or the shared experts (t tokens) and the routed experts (x token
+  // copies of the rank's experts, moe_costs: Tr top_k etp imbalance) of an MoE layer.
+  struct Gemms { double tokens, f; bool norm_input; };
+  std::vector<Gemms> mlps;
+  if (lp.experts == 0) {
+    mlps.push_back({t, s.ffn_hidden / tp, true});
+  } else {
+    if (s.moe.shared_width() > 0) mlps.push_back({t, s.moe.shared_width() / tp, true});
+    const double x = t / (p.sp ? tp : 1.0) * s.moe.top_k * p.etp * moe_imbalance(s, p);
+    mlps.push_back({x, static_cast<double>(s.moe.ffn_hidden) / p.etp, false});
   }
+  // Forward: qkv input, out-proj input, then each MLP's fc1 and fc2 inputs.
+  memory_kernel(c.forward, m, Bytes(norm * t * h));
+  memory_kernel(c.forward, m, Bytes(plain * t * q));
+  for (const Gemms& g : mlps) {
+    memory_kernel(c.forward, m, Bytes((g.norm_input ? norm : plain) * g.tokens * h));
+    memory_kernel(c.forward, m, Bytes(plain * g.tokens * g.f));
+  }
+  // Backward: the output gradients of fc2 and fc1 of each MLP, then out-proj and qkv (backward order).
+  for (const Gemms& g : mlps) {
+    memory_kernel(c.backward, m, Bytes(plain * g.tokens * h));
+    memory_kernel(c.backward, m, Bytes(plain * g.tokens * (swiglu ? 2.0 : 1.0) * g.f));
+  }
+  memory_kernel(c.backward, m, Bytes(plain * t * h));
+  memory_kernel(c.backward, m, Bytes(plain * t * (q + 2.0 * k)));
   if (p.fp8_recipe == Fp8Recipe::delayed) {  // amax history and scale update: one small kernel each way
     c.forward.add_kernel(m, m.launch_overhead());
     c.backward.add_kernel(m, m.launch_overhead());
   }
   if (!p.fp8_params && microbatches > 0) {
-    const double linear = static_cast<double>(count_params(s).layer.matmul_weights()) / tp;
+    const double linear = fp8_linear_params_per_rank(s, p, moe_layer);
     const double amax = p.fp8_recipe == Fp8Recipe::tensorwise ? 2.0 : 0.0;
     memory_kernel(c.forward, m, Bytes(linear * (4.0 + amax) / microbatches));
   }
@@ -52,14 +74,29 @@ LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& 
   return c;
 }
 
+double fp8_linear_params_per_rank(const ModelSpec& s, const Plan& p, bool moe_layer) {
+  if (!(moe_layer && s.is_moe())) return static_cast<double>(count_params(s).layer.matmul_weights()) / p.tp;
+  const LayerParams l = count_params(s).moe_layer;
+  // Attention and shared experts split over tp; the rank's E / ep routed experts over etp (the router stays bf16).
+  return static_cast<double>(l.matmul_weights()) / p.tp +
+         static_cast<double>(l.expert_weight) * (s.moe.experts / p.ep) / p.etp;
+}
+
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& p) {
   return Bytes(p.fp8() && !p.fp8_params ? 2.0 * linear_params : 0.0);
 }
 
-Bytes fp8_activation_saving(const ModelSpec& s, const Plan& p) {
+Bytes fp8_activation_saving(const ModelSpec& s, const Plan& p, bool moe_layer) {
   if (!p.fp8() || p.recompute == Recompute::full) return Bytes(0);
   const double sb = static_cast<double>(s.seq_len) * p.mbs, tp = p.tp;
   const double outer = 2.0 * sb * s.hidden / (p.sp ? tp : 1.0);
+  if (moe_layer && s.is_moe()) {
+    // Attention's out-proj input; the shared experts' fc2 input; the routed experts' permuted inputs and fc2
+    // inputs, each kept at 1 byte instead of 2.
+    const double x = sb / (p.sp ? tp : 1.0) * s.moe.top_k * p.etp * moe_imbalance(s, p);
+    return Bytes(outer / 2.0 + (sb * static_cast<double>(s.q_dim()) + sb * s.moe.shared_width()) / tp +
+                 x * (s.hidden + static_cast<double>(s.moe.ffn_hidden) / p.etp));
+  }
   const double inner = (sb * static_cast<double>(s.q_dim()) + sb * s.ffn_hidden) / tp;
   return Bytes(outer + inner);
 }

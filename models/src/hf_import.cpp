@@ -73,6 +73,88 @@ ModelSpec llama_like(const JsonCursor& c, const std::string& type, int default_p
   return s;
 }
 
+/// The sparse-layer rule of Qwen-MoE and Llama 4: every step-th layer, (i + 1) % step == 0.
+void every_step(ModelSpec& s, int step) {
+  s.moe.layer_freq = step;
+  s.moe.layer_offset = step - 1;
+}
+
+/// qwen2_moe / qwen3_moe on top of their dense base.
+void qwen_moe(const JsonCursor& c, ModelSpec& s, bool shared) {
+  s.moe.experts = req_int(c, "num_experts");
+  s.moe.top_k = req_int(c, "num_experts_per_tok");
+  s.moe.ffn_hidden = req_int(c, "moe_intermediate_size");
+  every_step(s, opt_int(c, "decoder_sparse_step", 1));
+  if (auto dense = present(c, "mlp_only_layers"); dense && !dense->json().empty()) {
+    dense->fail("a list of dense layers (mlp_only_layers) is not representable: MoE layers follow "
+                "first_dense_layers / moe_layer_freq (expected an empty list)");
+  }
+  if (shared) {
+    s.moe.shared_experts = 1;
+    s.moe.shared_ffn_hidden = req_int(c, "shared_expert_intermediate_size");
+    s.moe.shared_expert_gate = true;  // Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(h, 1)
+  }
+}
+
+ModelSpec mixtral(const JsonCursor& c) {
+  ModelSpec s = llama_like(c, "mixtral", 4096 * 32);
+  s.moe.experts = req_int(c, "num_local_experts");
+  s.moe.top_k = req_int(c, "num_experts_per_tok");
+  s.moe.ffn_hidden = s.ffn_hidden;
+  return s;
+}
+
+ModelSpec deepseek(const JsonCursor& c, const std::string& type) {
+  ModelSpec s;
+  s.hidden = req_int(c, "hidden_size");
+  s.ffn_hidden = req_int(c, "intermediate_size");
+  s.heads = req_int(c, "num_attention_heads");
+  s.kv_heads = s.heads;  // latent attention: one key/value head per query head
+  s.layers = req_int(c, "num_hidden_layers");
+  s.vocab = c.at("vocab_size").as_positive_int();
+  s.seq_len = opt_int(c, "max_position_embeddings", 4096);
+  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
+  s.ffn = FfnKind::swiglu;
+  s.norm = NormKind::rmsnorm;
+  s.positional = Positional::rope;
+  MlaSpec& a = s.mla;
+  a.q_lora_rank = opt_int(c, "q_lora_rank", 0);  // null in DeepSeek-V2-Lite: a plain query projection
+  a.kv_lora_rank = req_int(c, "kv_lora_rank");
+  a.nope_head_dim = req_int(c, "qk_nope_head_dim");
+  a.rope_head_dim = req_int(c, "qk_rope_head_dim");
+  a.v_head_dim = req_int(c, "v_head_dim");
+  s.head_dim = a.qk_head_dim();
+  if (present(c, "n_routed_experts")) {
+    s.moe.experts = req_int(c, "n_routed_experts");
+    s.moe.top_k = req_int(c, "num_experts_per_tok");
+    s.moe.ffn_hidden = req_int(c, "moe_intermediate_size");
+    s.moe.shared_experts = present(c, "n_shared_experts") ? static_cast<int>(c.at("n_shared_experts").as_int_in(0, 1024)) : 0;
+    s.moe.first_dense_layers = present(c, "first_k_dense_replace")
+                                   ? static_cast<int>(c.at("first_k_dense_replace").as_int_in(0, s.layers - 1))
+                                   : 0;
+    s.moe.layer_freq = opt_int(c, "moe_layer_freq", 1);
+    s.moe.router_bias = type == "deepseek_v3" || (present(c, "topk_method") && c.get_string("topk_method") == "noaux_tc");
+    // Group-limited routing (n_group groups, a token's experts in at most topk_group of them); 1 group: none.
+    const int groups = opt_int(c, "n_group", 1), group_topk = opt_int(c, "topk_group", groups);
+    if (groups > 1 && group_topk < groups) {
+      s.moe.router_groups = groups;
+      s.moe.router_group_topk = group_topk;
+    }
+  }
+  return s;
+}
+
+ModelSpec llama4_text(const JsonCursor& c) {
+  ModelSpec s = llama_like(c, "llama4", 4096 * 32);
+  s.moe.experts = req_int(c, "num_local_experts");
+  s.moe.top_k = opt_int(c, "num_experts_per_tok", 1);
+  s.moe.ffn_hidden = s.ffn_hidden;  // intermediate_size: each routed expert and the shared one
+  s.moe.shared_experts = 1;
+  every_step(s, opt_int(c, "interleave_moe_layer_step", 1));
+  s.ffn_hidden = opt_int(c, "intermediate_size_mlp", s.ffn_hidden);  // the dense layers
+  return s;
+}
+
 ModelSpec gpt2(const JsonCursor& c) {
   ModelSpec s;
   s.hidden = req_int(c, "n_embd");
@@ -125,6 +207,21 @@ Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& f
       s = llama_like(c, type, 4096 * 32);
     } else if (type == "qwen2") {
       s = llama_like(c, type, 32768);
+    } else if (type == "qwen3" || type == "qwen3_moe") {
+      s = llama_like(c, type, 32768);
+      s.qk_norm = true;  // Qwen3Attention: q_norm, k_norm (RMSNorm over head_dim)
+      if (type == "qwen3_moe") qwen_moe(c, s, false);
+    } else if (type == "qwen2_moe") {
+      s = llama_like(c, "qwen2", 32768);
+      qwen_moe(c, s, true);
+    } else if (type == "mixtral") {
+      s = mixtral(c);
+    } else if (type == "deepseek_v2" || type == "deepseek_v3") {
+      s = deepseek(c, type);
+    } else if (type == "llama4_text") {
+      s = llama4_text(c);
+    } else if (type == "llama4") {
+      s = llama4_text(c.at("text_config"));
     } else if (type == "gpt2") {
       s = gpt2(c);
     } else if (type == "gpt_neox") {

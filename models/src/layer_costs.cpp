@@ -159,10 +159,10 @@ const std::vector<StackRow>& rows(const StackProfile& st, StackPhase p) {
 
 }  // namespace
 
-LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o) {
+LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer) {
   assert(p.tp > 0 && p.mbs > 0 && "layer_cost: tp and mbs must be positive");
   const StackProfile& st = m.stack_for(s, p);
-  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple);
+  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer);
   LayerCost c;
   add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, o);
   add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o);

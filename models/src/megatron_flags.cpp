@@ -34,7 +34,10 @@ const std::set<std::string, std::less<>>& switches() {
       "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-dropout-fusion", "--use-rotary-position-embeddings",
       "--add-qkv-bias", "--no-position-embedding", "--manual-gc", "--no-async-tensor-model-parallel-allreduce",
       "--defer-embedding-wgrad-compute", "--cross-entropy-loss-fusion", "--no-persist-layer-norm", "--use-checkpoint-args",
-      "--mock-data", "--bias-swiglu-fusion", "--no-create-attention-mask-in-dataloader"};
+      "--mock-data", "--bias-swiglu-fusion", "--no-create-attention-mask-in-dataloader",
+      "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--moe-grouped-gemm",
+      "--moe-permute-fusion", "--moe-shared-expert-overlap", "--moe-router-pre-softmax", "--multi-latent-attention",
+      "--qk-layernorm", "--moe-router-padding-for-fp8", "--delay-wgrad-compute"};
   return s;
 }
 
@@ -50,7 +53,10 @@ const std::set<std::string, std::less<>>& read_flags() {
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
       "--nnodes", "--nproc-per-node", "--nproc_per_node", "--num-layers", "--hidden-size", "--num-attention-heads",
       "--ffn-hidden-size", "--seq-length", "--num-query-groups", "--group-query-attention", "--swiglu",
-      "--normalization", "--untie-embeddings-and-output-weights"};
+      "--normalization", "--untie-embeddings-and-output-weights", "--num-experts", "--moe-router-topk",
+      "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--expert-model-parallel-size",
+      "--expert-tensor-parallel-size", "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
+      "--moe-pad-expert-input-to-capacity", "--overlap-moe-expert-parallel-comm"};
   return s;
 }
 
@@ -166,6 +172,14 @@ void check_model(const Flags& f, const ModelSpec& m) {
   same("--num-attention-heads", m.heads, "heads");
   same("--ffn-hidden-size", m.ffn_hidden, "ffn_hidden");
   if (f.has("--group-query-attention")) same("--num-query-groups", m.kv_heads, "kv_heads");
+  if (f.has("--num-experts") && !m.is_moe()) {
+    reject("--num-experts", "given, but the model (" + m.name + ") has no experts: describe the MoE model with "
+                            "experts, top_k and moe_ffn_hidden");
+  }
+  same("--num-experts", m.moe.experts, "experts");
+  same("--moe-router-topk", m.moe.top_k, "top_k");
+  same("--moe-ffn-hidden-size", m.moe.ffn_hidden, "moe_ffn_hidden");
+  same("--moe-shared-expert-intermediate-size", m.moe.shared_width(), "shared_ffn_hidden");
   // Switches are absent by default: compared only when the flags describe the model (--num-layers given).
   if (!f.has("--num-layers")) return;
   if (f.has("--swiglu") != (m.ffn == FfnKind::swiglu)) {
@@ -228,6 +242,32 @@ void read_recompute(const Flags& f, const ModelSpec& m, Plan& p, std::vector<std
   }
 }
 
+/// Expert parallelism and the MoE dispatcher (MoE models only; validate() checks the layout).
+void read_experts(const Flags& f, const ModelSpec& m, Plan& p, std::vector<std::string>& notes) {
+  p.ep = f.integer("--expert-model-parallel-size").value_or(1);
+  // Megatron-Core: the expert TP size defaults to the TP size.
+  p.etp = f.integer("--expert-tensor-parallel-size").value_or(m.is_moe() ? p.tp : 1);
+  if (auto d = f.text("--moe-token-dispatcher-type")) {
+    if (*d == "alltoall" || *d == "alltoall_seq") p.moe_dispatcher = MoeDispatcher::alltoall;
+    else if (*d == "allgather") p.moe_dispatcher = MoeDispatcher::allgather;
+    else if (*d == "flex") p.moe_dispatcher = MoeDispatcher::flex;
+    else {
+      reject("--moe-token-dispatcher-type", "expected alltoall, allgather or flex, got '" + *d + "'");
+    }
+  }
+  if (auto c = f.text("--moe-expert-capacity-factor")) {
+    double cf = 0.0;
+    auto [ptr, ec] = std::from_chars(c->data(), c->data() + c->size(), cf);
+    if (ec != std::errc() || ptr != c->data() + c->size() || !(cf >= 1.0) || cf > 1000.0)
+      reject("--moe-expert-capacity-factor", "expected a factor in [1, 1000], got '" + *c + "'");
+    // Padded to capacity, every expert computes capacity tokens; dropless below it, the busiest expert at most.
+    if (f.has("--moe-pad-expert-input-to-capacity")) p.moe_imbalance = cf;
+    else notes.push_back("--moe-expert-capacity-factor " + *c + " without padding: the busiest expert is priced at "
+                         "moe_imbalance (default 1.0), at most the factor");
+  }
+  p.moe_a2a_overlap = f.has("--overlap-moe-expert-parallel-comm");
+}
+
 }  // namespace
 
 std::string megatron_flag_of(std::string_view key) {
@@ -242,7 +282,9 @@ std::string megatron_flag_of(std::string_view key) {
       {"fp8_recipe", "--fp8-recipe"}, {"fp8_params", "--fp8-param-gather"},
       {"first_stage_layers", "--decoder-first-pipeline-num-layers"},
       {"last_stage_layers", "--decoder-last-pipeline-num-layers"}, {"pp_layout", "--pipeline-model-parallel-layout"},
-      {"seq", "--seq-length"},
+      {"seq", "--seq-length"}, {"ep", "--expert-model-parallel-size"}, {"etp", "--expert-tensor-parallel-size"},
+      {"moe_dispatcher", "--moe-token-dispatcher-type"}, {"moe_imbalance", "--moe-expert-capacity-factor"},
+      {"moe_a2a_overlap", "--overlap-moe-expert-parallel-comm"},
       {"dp", "--nnodes"}};
   auto it = flags.find(key);
   return it == flags.end() ? std::string() : it->second;
@@ -307,6 +349,7 @@ Expected<MegatronImport> plan_from_megatron(std::string_view in, const ModelSpec
                                 : (p.overlap ? std::max(40e6, 1e6 * p.dp * p.cp) : 1e12);  // no overlap: one bucket
     p.bucket_MB = elements * grad / (1024.0 * 1024.0);
     read_recompute(f, m, p, out.notes);
+    read_experts(f, m, p, out.notes);
     p.first_stage_layers = f.integer("--decoder-first-pipeline-num-layers").value_or(0);
     p.last_stage_layers = f.integer("--decoder-last-pipeline-num-layers").value_or(0);
     if (auto l = f.text("--pipeline-model-parallel-layout")) {

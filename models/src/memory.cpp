@@ -82,7 +82,7 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   const PipelineLayout even = o.layout ? PipelineLayout{} : layout_of(spec, p);
   const PipelineLayout& layout = o.layout ? *o.layout : even;
   assert(layout.pp == p.pp && "memory_per_rank: layout.pp differs from plan.pp");
-  const StageParams held = params_per_tp_rank(spec, layout, stage, p.tp, o.vocab_multiple);
+  const StageParams held = params_per_tp_rank(spec, layout, stage, p.tp, o.vocab_multiple, p.ep, p.etp);
   const ModelSpec m = cp_rank_spec(spec, p);  // the rank's seq_len / cp tokens (model states: the whole model)
   const StackProfile& st = stack_of(o);
   const StackMemory& rules = st.memory;
@@ -98,7 +98,14 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   sv.inflight = b.inflight;
   sv.first = stage == 0;
   sv.last = stage == p.pp - 1;
+  sv.expert_params = static_cast<double>(held.experts);
   std::vector<double> v = st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple), sv);
+  // MoE layers keep other tensors (routed token copies, expert activations): their rules evaluated for an MoE
+  // layer, weighted by the stage's MoE layers.
+  const int moe_layers = layout.moe_layers_on_stage(spec, stage);
+  const std::vector<double> v_moe =
+      moe_layers > 0 ? st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, true), sv)
+                     : std::vector<double>{};
   const std::vector<double>& tr = st.trace_memory_values();
   auto at_trace = [&](const Expr& e) { return tr.empty() ? 0.0 : bytes_of(e, tr).value; };
 
@@ -113,14 +120,22 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   b.grads = b.grads * ks;
   b.optimizer = b.optimizer * ks;
 
-  const Bytes per_layer(anchored(rules.measured_activations_per_layer, bytes_of(rules.activations_per_layer, v).value,
-                                 at_trace(rules.activations_per_layer)));
-  b.activations = per_layer * (sv.layers * b.inflight);
-  b.activations -= fp8_activation_saving(m, p) * (sv.layers * b.inflight);  // FP8 linear inputs (fp8_costs.hpp)
+  const auto per_layer = [&](const std::vector<double>& vals) {
+    return Bytes(anchored(rules.measured_activations_per_layer, bytes_of(rules.activations_per_layer, vals).value,
+                          at_trace(rules.activations_per_layer)));
+  };
+  const double dense_layers = sv.layers - moe_layers;
+  b.activations = per_layer(v) * (dense_layers * b.inflight);
+  b.activations -= fp8_activation_saving(m, p) * (dense_layers * b.inflight);  // FP8 linear inputs (fp8_costs.hpp)
+  if (moe_layers > 0) {
+    b.activations += per_layer(v_moe) * (moe_layers * b.inflight);
+    b.activations -= fp8_activation_saving(m, p, true) * (moe_layers * b.inflight);
+  }
   v[st.symbols().size() + 6] = b.activations.value;  // `activations` (stack_memory_extra_symbols()[6])
 
   b.embedding_logits = bytes_of(rules.embedding_logits, v);
   b.recompute_workspace = bytes_of(rules.recompute_workspace, v);
+  if (moe_layers > 0) b.recompute_workspace = std::max(b.recompute_workspace, bytes_of(rules.recompute_workspace, v_moe));
   b.zero3_gather = bytes_of(rules.zero3_gather, v);
   b.framework_copies = bytes_of(rules.framework_copies, v);
   const double rest = (b.embedding_logits + b.recompute_workspace + b.zero3_gather + b.framework_copies).value;
@@ -134,7 +149,9 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);
-  b.weights += fp8_weight_copy_bytes(sv.layers * static_cast<double>(count_params(spec).layer.matmul_weights()) / p.tp, p);
+  b.weights += fp8_weight_copy_bytes(dense_layers * fp8_linear_params_per_rank(spec, p, false) +
+                                         moe_layers * fp8_linear_params_per_rank(spec, p, true),
+                                     p);
   if (rules.measured_optimizer_peak && states_tr > 0.0) {
     const double peak = *rules.measured_optimizer_peak * states / states_tr;
     b.optimizer_step = Bytes(std::max(0.0, peak - (b.total() - b.overhead).value));

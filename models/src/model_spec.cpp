@@ -37,6 +37,59 @@ int to_int(const JsonCursor& c) {
   return static_cast<int>(v);
 }
 
+/// MoE and MLA keys: present together, in range, and leaving at least one MoE layer.
+void check_moe_and_mla(const ModelSpec& s, const std::string& file) {
+  const MoeSpec& e = s.moe;
+  const auto at_most = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t max) {
+    if (v < lo || v > max)
+      fail(file, key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(max) + "], got " +
+                          std::to_string(v));
+  };
+  if (e.experts > 0 || e.top_k > 0 || e.ffn_hidden > 0) {
+    if (e.experts <= 0) fail(file, "experts", "expected a positive integer (MoE keys are given), got " + std::to_string(e.experts));
+    at_most("experts", e.experts, 1, kMaxModelExperts);
+    at_most("top_k", e.top_k, 1, e.experts);
+    at_most("moe_ffn_hidden", e.ffn_hidden, 1, kMaxModelWidth * 4);
+    at_most("shared_experts", e.shared_experts, 0, 1024);
+    at_most("shared_ffn_hidden", e.shared_ffn_hidden, 0, kMaxModelWidth * 4);
+    at_most("first_dense_layers", e.first_dense_layers, 0, s.layers - 1);
+    at_most("moe_layer_freq", e.layer_freq, 1, s.layers);
+    at_most("moe_layer_offset", e.layer_offset, 0, e.layer_freq - 1);
+    if (!(e.capacity_factor >= 0.0 && e.capacity_factor <= 1000.0))
+      fail(file, "capacity_factor", "expected 0 (dropless) or a factor in (0, 1000], got " + std::to_string(e.capacity_factor));
+    if (e.router_groups > 0 || e.router_group_topk > 0) {
+      at_most("router_groups", e.router_groups, 1, e.experts);
+      if (e.experts % e.router_groups != 0)
+        fail(file, "router_groups", "expected a divisor of experts=" + std::to_string(e.experts) + ", got " +
+                                        std::to_string(e.router_groups));
+      at_most("router_group_topk", e.router_group_topk, 1, e.router_groups);
+    }
+    if (s.moe_layers() == 0)
+      fail(file, "first_dense_layers", "no layer is an MoE layer (first_dense_layers=" +
+                                           std::to_string(e.first_dense_layers) + ", moe_layer_freq=" +
+                                           std::to_string(e.layer_freq) + ", moe_layer_offset=" +
+                                           std::to_string(e.layer_offset) + ")");
+  } else if (e.shared_experts > 0 || e.shared_ffn_hidden > 0 || e.first_dense_layers > 0 || e.layer_freq != 1 ||
+             e.layer_offset != 0 || e.capacity_factor > 0.0 || e.shared_expert_gate || e.router_fp32 || e.router_bias ||
+             e.router_groups > 0 || e.router_group_topk > 0) {
+    fail(file, "experts", "MoE keys need experts, top_k and moe_ffn_hidden");
+  }
+  const MlaSpec& a = s.mla;
+  if (a.kv_lora_rank > 0 || a.q_lora_rank > 0 || a.nope_head_dim > 0 || a.rope_head_dim > 0 || a.v_head_dim > 0) {
+    at_most("kv_lora_rank", a.kv_lora_rank, 1, kMaxModelWidth);
+    at_most("q_lora_rank", a.q_lora_rank, 0, kMaxModelWidth);
+    at_most("qk_nope_head_dim", a.nope_head_dim, 1, 65536);
+    at_most("qk_rope_head_dim", a.rope_head_dim, 1, 65536);
+    at_most("v_head_dim", a.v_head_dim, 1, 65536);
+    if (s.kv_heads != s.heads)
+      fail(file, "kv_heads", "multi-head latent attention has one key/value head per query head: expected kv_heads=" +
+                                 std::to_string(s.heads) + ", got " + std::to_string(s.kv_heads));
+    if (s.head_dim != a.qk_head_dim())
+      fail(file, "head_dim", "with multi-head latent attention head_dim is qk_nope_head_dim + qk_rope_head_dim = " +
+                                 std::to_string(a.qk_head_dim()) + ", got " + std::to_string(s.head_dim));
+  }
+}
+
 void check_or_throw(const ModelSpec& s, const std::string& file) {
   // Plausible ranges (docs/plausible-ranges.md): far above any published model, low enough that the
   // exact counts stay inside 64-bit integers and the results inside what a double holds exactly.
@@ -61,6 +114,7 @@ void check_or_throw(const ModelSpec& s, const std::string& file) {
          "expected a divisor of heads=" + std::to_string(s.heads) + ", got " +
              std::to_string(s.kv_heads));
   }
+  check_moe_and_mla(s, file);
   if (s.head_dim == 0 && s.hidden % s.heads != 0) {
     fail(file, "heads",
          "hidden=" + std::to_string(s.hidden) + " is not divisible by heads=" +
@@ -80,9 +134,11 @@ Expected<ModelSpec> check_model(ModelSpec spec, const std::string& file) {
 Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
   return catch_errors([&] {
     const JsonCursor c(json, file);
-    c.expect_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn", "norm",
-                   "bias", "vocab", "tied_embeddings", "seq_len", "head_dim", "positional",
-                   "qkv_bias", "source"});
+    c.expect_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn", "norm", "bias", "vocab",
+                   "tied_embeddings", "seq_len", "head_dim", "positional", "qkv_bias", "qk_norm", "source", "experts",
+                   "top_k", "moe_ffn_hidden", "shared_experts", "shared_ffn_hidden", "shared_expert_gate",
+                   "first_dense_layers", "moe_layer_freq", "moe_layer_offset", "capacity_factor", "router_dtype",
+                   "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
     ModelSpec s;
     s.name = c.get_string("name");
     if (s.name.empty()) c.at("name").fail("expected a non-empty string");
@@ -105,6 +161,33 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
                    : v == "alibi" ? Positional::alibi : Positional::none;
     }
     if (auto qb = c.find("qkv_bias")) s.qkv_bias = qb->as_bool();
+    if (auto qn = c.find("qk_norm")) s.qk_norm = qn->as_bool();
+    const auto opt = [&](std::string_view key, std::int64_t lo, int dflt) {
+      auto v = c.find(key);
+      return v ? static_cast<int>(v->as_int_in(lo, 1'000'000'000)) : dflt;
+    };
+    MoeSpec& e = s.moe;
+    e.experts = opt("experts", 1, 0);
+    e.top_k = opt("top_k", 1, 0);
+    e.ffn_hidden = opt("moe_ffn_hidden", 1, 0);
+    e.shared_experts = opt("shared_experts", 0, 0);
+    e.shared_ffn_hidden = opt("shared_ffn_hidden", 0, 0);
+    if (auto g = c.find("shared_expert_gate")) e.shared_expert_gate = g->as_bool();
+    e.first_dense_layers = opt("first_dense_layers", 0, 0);
+    e.layer_freq = opt("moe_layer_freq", 1, 1);
+    e.layer_offset = opt("moe_layer_offset", 0, 0);
+    if (auto f = c.find("capacity_factor")) e.capacity_factor = f->as_nonnegative_number();
+    if (auto r = c.find("router_dtype")) e.router_fp32 = r->as_enum({"fp32", "bf16"}) == "fp32";
+    if (auto r = c.find("router_bias")) e.router_bias = r->as_bool();
+    e.router_groups = opt("router_groups", 1, 0);
+    e.router_group_topk = opt("router_group_topk", 1, 0);
+    MlaSpec& a = s.mla;
+    a.q_lora_rank = opt("q_lora_rank", 0, 0);
+    a.kv_lora_rank = opt("kv_lora_rank", 1, 0);
+    a.nope_head_dim = opt("qk_nope_head_dim", 1, 0);
+    a.rope_head_dim = opt("qk_rope_head_dim", 1, 0);
+    a.v_head_dim = opt("v_head_dim", 1, 0);
+    if (a.enabled() && !c.has("head_dim")) s.head_dim = a.qk_head_dim();
     s.source = c.get_string("source", "");
     check_or_throw(s, file);
     return s;
@@ -134,8 +217,39 @@ Json to_json(const ModelSpec& s) {
   if (s.head_dim > 0 && !(s.hidden % s.heads == 0 && s.head_dim == s.hidden / s.heads))
     j["head_dim"] = s.head_dim;
   if (s.qkv_bias && *s.qkv_bias != s.bias) j["qkv_bias"] = *s.qkv_bias;
+  if (s.qk_norm) j["qk_norm"] = true;
+  if (const MoeSpec& e = s.moe; e.enabled()) {
+    j["experts"] = e.experts;
+    j["top_k"] = e.top_k;
+    j["moe_ffn_hidden"] = e.ffn_hidden;
+    if (e.shared_experts > 0) j["shared_experts"] = e.shared_experts;
+    if (e.shared_ffn_hidden > 0) j["shared_ffn_hidden"] = e.shared_ffn_hidden;
+    if (e.shared_expert_gate) j["shared_expert_gate"] = true;
+    if (e.first_dense_layers > 0) j["first_dense_layers"] = e.first_dense_layers;
+    if (e.layer_freq != 1) j["moe_layer_freq"] = e.layer_freq;
+    if (e.layer_offset != 0) j["moe_layer_offset"] = e.layer_offset;
+    if (e.capacity_factor > 0.0) j["capacity_factor"] = e.capacity_factor;
+    j["router_dtype"] = e.router_fp32 ? "fp32" : "bf16";
+    if (e.router_bias) j["router_bias"] = true;
+    if (e.router_groups > 0) j["router_groups"] = e.router_groups;
+    if (e.router_group_topk > 0) j["router_group_topk"] = e.router_group_topk;
+  }
+  if (const MlaSpec& a = s.mla; a.enabled()) {
+    if (a.q_lora_rank > 0) j["q_lora_rank"] = a.q_lora_rank;
+    j["kv_lora_rank"] = a.kv_lora_rank;
+    j["qk_nope_head_dim"] = a.nope_head_dim;
+    j["qk_rope_head_dim"] = a.rope_head_dim;
+    j["v_head_dim"] = a.v_head_dim;
+  }
   if (!s.source.empty()) j["source"] = s.source;
   return j;
+}
+
+int ModelSpec::moe_layers_in(int first, int count) const {
+  if (!moe.enabled()) return 0;
+  int n = 0;
+  for (int i = first; i < first + count; ++i) n += is_moe_layer(i) ? 1 : 0;
+  return n;
 }
 
 fs::path default_catalog_dir() { return fs::path(SCALESCOPE_SOURCE_DIR) / "models" / "catalog"; }

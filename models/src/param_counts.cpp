@@ -1,5 +1,7 @@
 // Exact parameter counts: whole model, per pipeline stage, per tensor-parallel rank.
+#include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "scalescope/models/counts.hpp"
 
@@ -13,20 +15,60 @@ i64 norm_params(const ModelSpec& s) {
   return s.norm == NormKind::layernorm ? 2 * i64{s.hidden} : i64{s.hidden};
 }
 
-LayerParams layer_params(const ModelSpec& s) {
-  const i64 h = s.hidden, q = s.q_dim(), k = s.kv_dim(), f = s.ffn_hidden;
-  const i64 fc1_rows = s.ffn == FfnKind::swiglu ? 2 * f : f;
+/// An MLP of width f: fc1 (2f rows with swiglu), fc2; `in`/`out` weights and biases.
+struct Mlp {
+  i64 in = 0, in_bias = 0, out = 0, out_bias = 0;
+};
+Mlp mlp_params(const ModelSpec& s, i64 f) {
+  if (f == 0) return {};
+  const i64 h = s.hidden, fc1_rows = s.ffn == FfnKind::swiglu ? 2 * f : f;
+  return {h * fc1_rows, s.bias ? fc1_rows : 0, f * h, s.bias ? h : 0};
+}
+
+/// One layer: attention (MHA/GQA or MLA), then the dense MLP or (moe) router, shared and routed experts.
+LayerParams layer_params(const ModelSpec& s, bool moe) {
+  const i64 h = s.hidden, q = s.q_dim(), k = s.kv_dim();
   LayerParams p;
-  p.attn_qkv_weight = h * (q + 2 * k);
-  p.attn_qkv_bias = s.has_qkv_bias() ? q + 2 * k : 0;
-  p.attn_out_weight = q * h;
+  if (s.mla.enabled()) {
+    const MlaSpec& a = s.mla;
+    const i64 n = s.heads;
+    const i64 q_up = n * a.qk_head_dim();
+    p.attn_qkv_weight = (a.q_lora_rank > 0 ? i64{a.q_lora_rank} * q_up : h * q_up) + i64{a.kv_lora_rank} * n *
+                                                                                       (a.nope_head_dim + a.v_head_dim);
+    p.attn_replicated = (a.q_lora_rank > 0 ? h * a.q_lora_rank : 0) + h * (a.kv_lora_rank + a.rope_head_dim);
+    p.attn_out_weight = n * a.v_head_dim * h;
+    p.norms = (a.q_lora_rank > 0 ? a.q_lora_rank : 0) + a.kv_lora_rank;  // RMSNorm weights of the latents
+  } else {
+    p.attn_qkv_weight = h * (q + 2 * k);
+    p.attn_qkv_bias = s.has_qkv_bias() ? q + 2 * k : 0;
+    p.attn_out_weight = q * h;
+  }
   p.attn_out_bias = s.bias ? h : 0;
-  p.mlp_in_weight = h * fc1_rows;
-  p.mlp_in_bias = s.bias ? fc1_rows : 0;
-  p.mlp_out_weight = f * h;
-  p.mlp_out_bias = s.bias ? h : 0;
-  p.norms = 2 * norm_params(s);
+  p.norms += 2 * norm_params(s) + (s.qk_norm ? 2 * i64{s.head_size()} : 0);
+  const MoeSpec& e = s.moe;
+  const Mlp mlp = mlp_params(s, moe ? e.shared_width() : s.ffn_hidden);
+  p.mlp_in_weight = mlp.in;
+  p.mlp_in_bias = mlp.in_bias;
+  p.mlp_out_weight = mlp.out;
+  p.mlp_out_bias = mlp.out_bias;
+  if (moe) {
+    const Mlp one = mlp_params(s, e.ffn_hidden);
+    p.expert_weight = one.in + one.in_bias + one.out + one.out_bias;
+    p.experts = e.experts;
+    p.top_k = e.top_k;
+    p.router = h * e.experts + (e.router_bias ? e.experts : 0) + (e.shared_expert_gate ? h : 0);
+  }
   return p;
+}
+
+/// One layer on one (tp, ep, etp) rank: column-parallel pieces and row-parallel weights split over tp, their
+/// row-parallel biases, norms, router and MLA down projections replicated; E / ep routed experts split over etp.
+/// Returns {rank total, of it the routed experts}.
+std::pair<i64, i64> layer_on_rank(const LayerParams& l, int tp, int ep, int etp) {
+  const i64 split = l.attn_qkv_weight + l.attn_qkv_bias + l.attn_out_weight + l.mlp_in_weight + l.mlp_in_bias +
+                    l.mlp_out_weight;
+  const i64 experts = l.experts > 0 ? l.expert_weight * (l.experts / ep) / etp : 0;
+  return {split / tp + l.attn_out_bias + l.mlp_out_bias + l.norms + l.router + l.attn_replicated + experts, experts};
 }
 
 }  // namespace
@@ -35,8 +77,10 @@ ParamCounts count_params(const ModelSpec& s) {
   ParamCounts c;
   c.embedding = s.vocab * s.hidden;
   c.positions = s.positional == Positional::learned ? i64{s.seq_len} * s.hidden : 0;
-  c.layer = layer_params(s);
+  c.layer = layer_params(s, false);
+  if (s.is_moe()) c.moe_layer = layer_params(s, true);
   c.layers = s.layers;
+  c.moe_layers = s.moe_layers();
   c.final_norm = norm_params(s);
   c.lm_head = s.tied_embeddings ? 0 : s.vocab * s.hidden;
   return c;
@@ -64,31 +108,49 @@ int PipelineLayout::layers_on_stage(int stage) const {
   return n;
 }
 
+int PipelineLayout::first_layer_of_chunk(int chunk) const {
+  int first = 0;
+  for (int c = 0; c < chunk; ++c) first += layers_per_chunk[static_cast<std::size_t>(c)];
+  return first;
+}
+
+int PipelineLayout::moe_layers_on_stage(const ModelSpec& spec, int stage) const {
+  if (!spec.is_moe()) return 0;
+  int n = 0, first = 0;
+  for (std::size_t c = 0; c < layers_per_chunk.size(); ++c) {
+    if (static_cast<int>(c) % pp == stage) n += spec.moe_layers_in(first, layers_per_chunk[c]);
+    first += layers_per_chunk[c];
+  }
+  return n;
+}
+
 PipelineLayout even_layout(const ModelSpec& spec, int pp, int vpp) {
   return PipelineLayout{pp, even_layer_split(spec.layers, pp * vpp)};
 }
 
 StageParams params_per_tp_rank(const ModelSpec& s, const PipelineLayout& layout, int stage, int tp,
-                               int vocab_multiple) {
+                               int vocab_multiple, int ep, int etp) {
   assert(layout.pp > 0 && stage >= 0 && stage < layout.pp &&
          "params_per_tp_rank: stage out of range");
   assert(layout.layers_per_chunk.size() % static_cast<std::size_t>(layout.pp) == 0 &&
          "params_per_tp_rank: layers_per_chunk must have pp * vpp entries");
   assert(tp > 0 && s.heads % tp == 0 && s.kv_heads % tp == 0 && s.ffn_hidden % tp == 0 &&
          "params_per_tp_rank: tp must divide heads, kv_heads and ffn_hidden");
-  const LayerParams l = layer_params(s);
-  // Column-parallel (split): qkv and fc1 with their biases. Row-parallel: out-proj and fc2 weights
-  // split, their biases replicated. Norms replicated.
-  const i64 layer_rank = (l.attn_qkv_weight + l.attn_qkv_bias + l.attn_out_weight +
-                          l.mlp_in_weight + l.mlp_in_bias + l.mlp_out_weight) /
-                             tp +
-                         l.attn_out_bias + l.mlp_out_bias + l.norms;
+  assert(ep > 0 && etp > 0 && (!s.is_moe() || (s.moe.experts % ep == 0 && s.moe.ffn_hidden % etp == 0)) &&
+         "params_per_tp_rank: ep must divide experts and etp the expert width");
+  const auto dense = layer_on_rank(layer_params(s, false), tp, ep, etp);
+  const auto moe = s.is_moe() ? layer_on_rank(layer_params(s, true), tp, ep, etp) : std::pair<i64, i64>{0, 0};
   const i64 vocab_rows = padded_vocab(s.vocab, tp, vocab_multiple) / tp;
   const bool first = stage == 0, last = stage == layout.pp - 1;
 
   StageParams p;
-  p.largest_layer = layer_rank;
-  p.layers = layer_rank * layout.layers_on_stage(stage);
+  p.dense_layer = dense.first;
+  p.moe_layer = moe.first;
+  p.moe_layer_experts = moe.second;
+  p.largest_layer = std::max(dense.first, moe.first);
+  const int n = layout.layers_on_stage(stage), m = layout.moe_layers_on_stage(s, stage);
+  p.layers = dense.first * (n - m) + moe.first * m;
+  p.experts = moe.second * m;
   if (first) {
     p.embedding = vocab_rows * s.hidden;
     if (s.positional == Positional::learned) p.embedding += i64{s.seq_len} * s.hidden;

@@ -46,6 +46,21 @@ std::string_view to_string(Fp8Recipe r) {
   }
   return "?";
 }
+std::string_view to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::allgather: return "allgather";
+    case MoeDispatcher::flex: return "flex";
+  }
+  return "?";
+}
+
+double moe_imbalance(const ModelSpec& spec, const Plan& plan) {
+  if (!spec.is_moe()) return 1.0;
+  if (plan.moe_imbalance > 0.0) return plan.moe_imbalance;
+  return spec.moe.capacity_factor > 0.0 ? spec.moe.capacity_factor : 1.0;
+}
+
 std::string_view to_string(CpComm c) {
   switch (c) {
     case CpComm::p2p: return "p2p";
@@ -61,7 +76,8 @@ const std::vector<std::string>& plan_keys() {
       "schedule",  "vpp",       "recompute",  "sp",          "precision",   "bucket_MB",
       "overlap_grad_reduce",    "cp",         "cp_comm",     "fp8_recipe",  "fp8_params",
       "grad_reduce_in_fp32",    "overlap_param_gather",      "tp_comm_overlap",
-      "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq"};
+      "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq",
+      "ep",        "etp",       "moe_dispatcher",            "moe_imbalance",             "moe_a2a_overlap"};
   return keys;
 }
 
@@ -79,6 +95,7 @@ constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recomput
 constexpr std::array kPrecisions{Precision::mixed, Precision::bf16, Precision::fp16, Precision::fp8};
 constexpr std::array kRecipes{Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8};
 constexpr std::array kCpComms{CpComm::p2p, CpComm::a2a, CpComm::allgather};
+constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::flex};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -129,6 +146,14 @@ class TextField {
     }
     return v;
   }
+  double nonnegative_number() const {
+    double v = 0;
+    auto [p, ec] = std::from_chars(value_.data(), value_.data() + value_.size(), v);
+    if (ec != std::errc() || p != value_.data() + value_.size() || !(v >= 0) || !std::isfinite(v)) {
+      fail("expected a non-negative number");
+    }
+    return v;
+  }
   bool boolean() const {
     if (value_ == "true" || value_ == "1") return true;
     if (value_ == "false" || value_ == "0") return false;
@@ -172,6 +197,7 @@ class JsonField {
     return static_cast<int>(c_.as_int());
   }
   double positive_number() const { return c_.as_positive_number(); }
+  double nonnegative_number() const { return c_.as_nonnegative_number(); }
   bool boolean() const { return c_.as_bool(); }
   std::string text() const { return c_.as_string(); }
   template <class E, std::size_t N>
@@ -216,6 +242,11 @@ bool read_key(Plan& p, std::string_view key, const F& f) {
   else if (key == "last_stage_layers") p.last_stage_layers = f.nonnegative_int();
   else if (key == "pp_layout") p.pp_layout = f.text();
   else if (key == "seq") p.seq = f.positive_int();
+  else if (key == "ep") p.ep = f.positive_int();
+  else if (key == "etp") p.etp = f.positive_int();
+  else if (key == "moe_dispatcher") p.moe_dispatcher = f.choice(kDispatchers);
+  else if (key == "moe_imbalance") p.moe_imbalance = f.nonnegative_number();
+  else if (key == "moe_a2a_overlap") p.moe_a2a_overlap = f.boolean();
   else return false;
   return true;
 }
@@ -313,6 +344,12 @@ Json to_json(const Plan& p) {
          {"last_stage_layers", p.last_stage_layers},
          {"pp_layout", p.pp_layout}};
   if (p.seq > 0) j["seq"] = p.seq;  // 0: the model's seq_len
+  // MoE keys only when set (dense plans read and write as before).
+  if (p.ep != 1) j["ep"] = p.ep;
+  if (p.etp != 1) j["etp"] = p.etp;
+  if (p.moe_dispatcher != MoeDispatcher::alltoall) j["moe_dispatcher"] = std::string(to_string(p.moe_dispatcher));
+  if (p.moe_imbalance > 0.0) j["moe_imbalance"] = p.moe_imbalance;
+  if (p.moe_a2a_overlap) j["moe_a2a_overlap"] = true;
   return j;
 }
 

@@ -17,6 +17,13 @@ PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const C
   c.layer.forward += fp8.forward;
   c.layer.backward += fp8.backward;
   c.layer.recompute += fp8.recompute;
+  if (spec.is_moe()) {
+    c.moe_layer = layer_cost(local, plan, model, layer_options, true);
+    const LayerCost fp8_moe = fp8_layer_cost(local, plan, model, plan.num_microbatches(), true);
+    c.moe_layer.forward += fp8_moe.forward;
+    c.moe_layer.backward += fp8_moe.backward;
+    c.moe_layer.recompute += fp8_moe.recompute;
+  }
   c.cp = cp_layer_cost(spec, plan, model, layer_options);
   c.edge = edge_cost(local, plan, model, options);
   return c;

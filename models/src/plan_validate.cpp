@@ -50,6 +50,37 @@ void check_precision_and_overlap(const Plan& p) {
   }
 }
 
+/// Expert parallelism: an MoE model, experts and their width divisible, the expert layout inside a stage's ranks.
+void check_experts(const Plan& p, const ModelSpec& m, PlanCheck& check) {
+  if (!m.is_moe()) {
+    if (p.ep != 1) reject("ep", kv("ep", p.ep) + " needs a mixture-of-experts model (experts > 0)");
+    if (p.etp != 1) reject("etp", kv("etp", p.etp) + " needs a mixture-of-experts model (experts > 0)");
+    if (p.moe_dispatcher != MoeDispatcher::alltoall || p.moe_imbalance > 0.0 || p.moe_a2a_overlap)
+      reject("moe_dispatcher", "the MoE keys (moe_dispatcher, moe_imbalance, moe_a2a_overlap) need a mixture-of-experts model");
+    return;
+  }
+  divides("ep", p.ep, "experts", m.moe.experts);
+  divides("etp", p.etp, "moe_ffn_hidden", m.moe.ffn_hidden);
+  if (m.moe.shared_width() > 0) divides("tp", p.tp, "shared_ffn_hidden", m.moe.shared_width());
+  const long long stage_ranks = static_cast<long long>(p.tp) * p.cp * p.dp;
+  if (stage_ranks % (static_cast<long long>(p.ep) * p.etp) != 0) {
+    reject("ep", "ep*etp=" + std::to_string(static_cast<long long>(p.ep) * p.etp) + " does not divide tp*cp*dp=" +
+                     std::to_string(stage_ranks) + " (the experts are laid out over the ranks of a pipeline stage)");
+  }
+  if (p.tp > 1 && !p.sp) reject("sp", "an MoE model with tp > 1 needs sp=true (Megatron-Core rule for MoE layers)");
+  if (p.moe_imbalance > 0.0 && p.moe_imbalance < 1.0)
+    reject("moe_imbalance", "expected 0 (default) or a max/mean ratio >= 1, got " + std::to_string(p.moe_imbalance));
+  if (m.moe.capacity_factor > 0.0 && p.moe_imbalance > m.moe.capacity_factor) {
+    reject("moe_imbalance", "moe_imbalance=" + std::to_string(p.moe_imbalance) + " exceeds the model's capacity_factor=" +
+                                std::to_string(m.moe.capacity_factor) + " (tokens beyond capacity are dropped)");
+  }
+  if (p.moe_imbalance == 0.0 && m.moe.capacity_factor == 0.0)
+    check.notes.push_back("MoE routing priced as balanced (moe_imbalance=1.0; set moe_imbalance to the measured "
+                          "max/mean tokens per expert)");
+  if (p.moe_a2a_overlap && p.ep * p.etp == 1)
+    check.notes.push_back("moe_a2a_overlap=true with ep=1: there is no all-to-all to overlap");
+}
+
 }  // namespace
 
 Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_available) {
@@ -62,7 +93,9 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
                           {"mbs", p.mbs},
                           {"gbs", p.gbs},
                           {"vpp", p.vpp},
-                          {"cp", p.cp}}) {
+                          {"cp", p.cp},
+                          {"ep", p.ep},
+                          {"etp", p.etp}}) {
       if (v <= 0) reject(key, std::string("expected a positive integer, got ") + std::to_string(v));
     }
     if (p.zero < 0 || p.zero > 3)
@@ -120,6 +153,7 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
                        std::to_string(seq_rank));
     }
     check_precision_and_overlap(p);
+    check_experts(p, m, check);
 
     if (gpus_available > 0) {
       if (gpus > gpus_available) {

@@ -13,7 +13,10 @@
 namespace scalescope::models {
 
 bool rail_classes_exact(const Plan& plan, const Cluster& cluster, bool analytical_intra_node) {
-  return analytical_intra_node && plan.tp > 1 && plan.cp == 1 && cluster.rail_symmetric() && cluster.gpus_per_node() % plan.tp == 0;
+  // Expert parallelism exchanges tokens across TP ranks (the EP group spans them): the absent peers' traffic
+  // would not stay on their own rails.
+  return analytical_intra_node && plan.tp > 1 && plan.cp == 1 && plan.ep * plan.etp == 1 && cluster.rail_symmetric() &&
+         cluster.gpus_per_node() % plan.tp == 0;
 }
 
 Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const Cluster& cluster,
@@ -29,6 +32,11 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
                                               " (each stack's properties.applies)");
   }
   const StackProfile& stack = compute.stack_for(model, plan);
+  if (model.is_moe() && !stack.moe) {
+    return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
+                                              ") has no rows for MoE layers (properties.moe); model '" + model.name +
+                                              "' has experts: price it with a stack that has them, e.g. fused");
+  }
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
   bo.tp_classes = !bo.symmetric && o.fidelity == Fidelity::flow && o.rail_classes &&
@@ -57,7 +65,8 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
     // The optimizer's kernels run while its host issues the next ones: only the host time beyond the step's
     // optimizer GPU time is exposed (the optimizer is one task here, which would serialize the two).
     const double params = static_cast<double>(
-        params_per_tp_rank(model, layout_of(model, plan), 0, plan.tp, o.build.costs.vocab_multiple).total());
+        params_per_tp_rank(model, layout_of(model, plan), 0, plan.tp, o.build.costs.vocab_multiple, plan.ep, plan.etp)
+            .total());
     const double shard = plan.zero >= 1 && plan.dp * plan.cp > 1 ? plan.dp * plan.cp : 1.0;
     const Seconds gpu = optimizer_cost(params / shard, model, plan, compute, o.build.costs).time;
     host->per_step = host->per_step > gpu ? host->per_step - gpu : Seconds(0.0);

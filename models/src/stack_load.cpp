@@ -130,12 +130,14 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     s.residual_bytes = Expr::constant(2.0);
     s.fsdp2 = Expr::constant(0.0);
     if (auto pr = root.find("properties")) {
-      pr->expect_keys({"residual_bytes", "fsdp2", "torch_pipelining", "distributed_optimizer", "memory_bandwidth_factor",
-                       "memory_bandwidth_factor_source", "launch_floor", "kernel_gap_s", "applies"});
+      pr->expect_keys({"residual_bytes", "fsdp2", "torch_pipelining", "distributed_optimizer", "moe",
+                       "memory_bandwidth_factor", "memory_bandwidth_factor_source", "launch_floor", "kernel_gap_s",
+                       "applies"});
       if (auto f = pr->find("residual_bytes")) s.residual_bytes = expr_at(*f, t);
       if (auto f = pr->find("fsdp2")) s.fsdp2 = expr_at(*f, t);
       if (auto f = pr->find("torch_pipelining")) s.torch_pipelining = f->as_bool();
       if (auto f = pr->find("distributed_optimizer")) s.distributed_optimizer = f->as_bool();
+      if (auto f = pr->find("moe")) s.moe = f->as_bool();
       if (auto f = pr->find("memory_bandwidth_factor")) s.memory_bandwidth_factor = f->as_positive_number();
       s.memory_bandwidth_factor_source = pr->get_string("memory_bandwidth_factor_source", "");
       if (auto f = pr->find("launch_floor")) s.launch_floor = f->as_bool();
@@ -203,8 +205,9 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       trace.software = tr->get_string("software", "");
       trace.step_time_s = tr->get_number("step_time_s", 0.0);
       s.trace_values_.assign(s.table_.size(), 0.0);
-      // A symbol added after the stack was imported takes its neutral value (cp: no context parallelism).
-      s.trace_values_[static_cast<std::size_t>(s.table_.find("cp"))] = 1.0;
+      // A symbol added after the stack was imported takes its neutral value (cp: no context parallelism; no
+      // expert parallelism, balanced routing).
+      for (const char* one : {"cp", "ep", "etp", "edp", "imb"}) s.trace_values_[static_cast<std::size_t>(s.table_.find(one))] = 1.0;
       const auto& base = stack_base_symbols();
       const auto& extra = stack_memory_extra_symbols();
       for (const auto& [name, value] : tr->at("symbols").members()) {

@@ -16,10 +16,13 @@ enum Sym : int {
   kB, kS, kT, kTp, kSp, kDp, kPp, kVpp, kCp, kZero, kM, kMixed, kBf16, kFp16, kFp8, kRecomputeNone, kRecomputeFull,
   kRecomputeSelective, kFlash, kDropout,
   kHs, kQ, kK, kF, kV, kVu, kHeadsR, kKvR, kG, kPLayer, kPOpt,
+  // MoE and MLA (appended: imported stacks name symbols, so the slots before stay where they were).
+  kMoe, kMoeLayer, kE, kTopk, kFe, kFsh, kEp, kEtp, kEdp, kEr, kFer, kFshr, kTr, kTx, kTe, kImb, kRouterFp32,
+  kDispatchAg, kMla, kQlr, kKvlr, kDn, kDr, kDv, kDAtt, kQkNorm,
   kNumBase
 };
 
-enum MemSym : int { kP, kPLayerMax, kLStage, kInflight, kStageFirst, kStageLast, kActivations, kNumMem };
+enum MemSym : int { kP, kPLayerMax, kLStage, kInflight, kStageFirst, kStageLast, kActivations, kPExp, kNumMem };
 
 }  // namespace
 
@@ -29,18 +32,20 @@ const std::vector<std::string>& stack_base_symbols() {
       "bias", "layernorm",
       "b", "s", "T", "tp", "sp", "dp", "pp", "vpp", "cp", "zero", "m", "mixed", "bf16", "fp16", "fp8", "recompute_none",
       "recompute_full", "recompute_selective", "flash", "dropout",
-      "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt"};
+      "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt",
+      "moe", "moe_layer", "E", "topk", "Fe", "Fsh", "ep", "etp", "edp", "E_r", "Fe_r", "Fsh_r", "Tr", "Tx", "Te", "imb",
+      "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm"};
   return names;
 }
 
 const std::vector<std::string>& stack_memory_extra_symbols() {
-  static const std::vector<std::string> names = {"P",           "P_layer_max", "L_stage",    "inflight",
-                                                 "stage_first", "stage_last",  "activations"};
+  static const std::vector<std::string> names = {"P",           "P_layer_max", "L_stage",     "inflight",
+                                                 "stage_first", "stage_last",  "activations", "P_exp"};
   return names;
 }
 
 std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, bool flash_attention, bool dropout,
-                                       int vocab_multiple, double optimizer_params) const {
+                                       int vocab_multiple, double optimizer_params, bool moe_layer) const {
   std::vector<double> v(table_.size(), 0.0);
   const double tp = p.tp;
   v[kH] = spec.hidden;
@@ -93,6 +98,37 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   // Linear weights of one layer on this rank: qkv H(Q + 2K), output QH, MLP (2 or 3) F H.
   v[kPLayer] = v[kH] * (v[kQ] + 2.0 * v[kK]) + v[kQ] * v[kH] + (v[kSwiglu] ? 3.0 : 2.0) * v[kF] * v[kH];
   v[kPOpt] = optimizer_params;
+  // Mixture of experts (docs/moe.md): the rank routes Tr tokens (its sequence shard), its E_r experts process Tx
+  // token copies (Tr top_k on average, x etp after the expert-TP all-gather, x the routing imbalance for the
+  // busiest rank), Te each.
+  const MoeSpec& e = spec.moe;
+  v[kMoe] = e.enabled();
+  v[kMoeLayer] = e.enabled() && moe_layer;
+  v[kE] = e.experts;
+  v[kTopk] = e.top_k;
+  v[kFe] = e.ffn_hidden;
+  v[kFsh] = e.shared_width();
+  v[kEp] = p.ep;
+  v[kEtp] = p.etp;
+  v[kEdp] = p.edp();
+  v[kEr] = e.enabled() ? static_cast<double>(e.experts) / p.ep : 0.0;
+  v[kFer] = static_cast<double>(e.ffn_hidden) / p.etp;
+  v[kFshr] = v[kFsh] / tp;
+  v[kTr] = v[kT] / (p.sp ? tp : 1.0);
+  v[kImb] = moe_imbalance(spec, p);
+  v[kTx] = v[kTr] * e.top_k * p.etp * v[kImb];
+  v[kTe] = v[kEr] > 0.0 ? v[kTx] / v[kEr] : 0.0;
+  v[kRouterFp32] = e.router_fp32;
+  v[kDispatchAg] = p.moe_dispatcher == MoeDispatcher::allgather;
+  const MlaSpec& a = spec.mla;
+  v[kMla] = a.enabled();
+  v[kQlr] = a.q_lora_rank;
+  v[kKvlr] = a.kv_lora_rank;
+  v[kDn] = a.nope_head_dim;
+  v[kDr] = a.rope_head_dim;
+  v[kDv] = a.enabled() ? a.v_head_dim : spec.head_size();
+  v[kDAtt] = (spec.head_size() + v[kDv]) / 2.0;  // one head dim with the FLOPs of QK^T (d_qk) and AV (d_v)
+  v[kQkNorm] = spec.qk_norm;
   eval_vars(v, vars_);
   return v;
 }
@@ -107,6 +143,7 @@ std::vector<double> StackProfile::bind_memory(std::vector<double> cost, const St
   cost[base + kStageFirst] = st.first;
   cost[base + kStageLast] = st.last;
   cost[base + kActivations] = st.activations;
+  cost[base + kPExp] = st.expert_params;
   eval_vars(cost, memory_vars_);
   return cost;
 }

@@ -22,7 +22,11 @@ const PieceCosts& PieceCostCache::get(const models::Plan& plan) {
                 static_cast<int>(plan.cp_comm),
                 static_cast<int>(plan.fp8_recipe) * 2 + (plan.fp8_params ? 1 : 0),
                 plan.fp8() ? plan.num_microbatches() : 0,
-                plan.grad_reduce_in_fp32};
+                plan.grad_reduce_in_fp32,
+                plan.ep,
+                plan.etp,
+                static_cast<int>(plan.moe_dispatcher),
+                plan.moe_imbalance};
   {
     std::lock_guard lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -67,7 +71,8 @@ double step_time_lower_bound(const models::ModelSpec& model, const models::Plan&
   const double m = plan.num_microbatches();
   const models::PipelineLayout layout = models::layout_of(model, plan);
   // The builder recomputes when the plan asks for full recompute or the layer has recompute kernels.
-  const bool recompute = plan.recompute == models::Recompute::full || pc.layer.recompute.kernels > 0;
+  const bool recompute = plan.recompute == models::Recompute::full || pc.layer.recompute.kernels > 0 ||
+                         pc.moe_layer.recompute.kernels > 0;
   // TP collectives of a unit of L layers, merged or split (whichever is cheaper: both are lower bounds);
   // none with tp_comm_overlap (they run beside the compute).
   auto tp_time = [&](double L, bool backward) {
@@ -80,28 +85,43 @@ double step_time_lower_bound(const models::ModelSpec& model, const models::Plan&
       return std::min({cache.tp_collective_time(plan, op, n * S), cache.tp_collective_time(plan, op, (n + 1) * S),
                        n * cache.tp_collective_time(plan, op, S)});
     };
-    const double per_pass = plan.sp ? kind(CollOp::all_gather, 2) + kind(CollOp::reduce_scatter, 2)
-                                    : kind(CollOp::all_reduce, 2);
+    // Pairs per layer: 2 (attention, MLP); an MoE layer without shared experts has only the attention's.
+    const double k = model.is_moe() && model.moe.shared_width() == 0 ? 1.0 : 2.0;
+    const double per_pass = plan.sp ? kind(CollOp::all_gather, k) + kind(CollOp::reduce_scatter, k)
+                                    : kind(CollOp::all_reduce, k);
     return per_pass * (backward && plan.recompute == models::Recompute::full ? 2.0 : 1.0);
   };
-  const double f = pc.layer.forward.time.value + pc.cp.blocks.forward.time.value;
-  const double b = pc.layer.backward.time.value + pc.cp.blocks.backward.time.value +
-                   (recompute ? pc.layer.recompute.time.value + pc.cp.blocks.recompute.time.value : 0.0);
+  const auto fwd = [&](const models::LayerCost& l) { return l.forward.time.value + pc.cp.blocks.forward.time.value; };
+  const auto bwd = [&](const models::LayerCost& l) {
+    return l.backward.time.value + pc.cp.blocks.backward.time.value +
+           (recompute ? l.recompute.time.value + pc.cp.blocks.recompute.time.value : 0.0);
+  };
+  const double f = fwd(pc.layer), b = bwd(pc.layer), fm = fwd(pc.moe_layer), bm = bwd(pc.moe_layer);
+  // Dense and MoE layers of virtual stage v.
+  auto layers = [&](int v) {
+    const int L = layout.layers_per_chunk[static_cast<std::size_t>(v)];
+    const int moe = model.moe_layers_in(layout.first_layer_of_chunk(v), L);
+    return std::pair<double, double>{L - moe, moe};
+  };
   auto F = [&](int v) {
-    const double L = layout.layers_per_chunk[static_cast<std::size_t>(v)];
-    return L * f + tp_time(L, false);
+    const auto [dense, moe] = layers(v);
+    return dense * f + moe * fm + tp_time(dense + moe, false);
   };
   auto B = [&](int v) {
-    const double L = layout.layers_per_chunk[static_cast<std::size_t>(v)];
-    return L * b + tp_time(L, true);
+    const auto [dense, moe] = layers(v);
+    return dense * b + moe * bm + tp_time(dense + moe, true);
   };
   const double Ef = pc.edge.embedding_forward.time.value, Eb = pc.edge.embedding_backward.time.value;
   const double Hf = pc.edge.head_forward.time.value, Hb = pc.edge.head_backward.time.value;
 
   // Optimizer step of stage 0 over the parameters one tp rank holds (sharded over dp x cp by ZeRO >= 1).
-  const double params0 = static_cast<double>(models::params_per_tp_rank(model, layout, 0, plan.tp, cache.costs().vocab_multiple).total());
+  const models::StageParams held0 =
+      models::params_per_tp_rank(model, layout, 0, plan.tp, cache.costs().vocab_multiple, plan.ep, plan.etp);
+  const double params0 = static_cast<double>(held0.total()), experts0 = static_cast<double>(held0.experts);
   const double shard = plan.zero >= 1 && plan.dp * plan.cp > 1 ? plan.dp * plan.cp : 1.0;
-  const double O0 = models::optimizer_cost(params0 / shard, model, plan, compute, cache.costs()).time.value;
+  const double expert_shard = plan.zero >= 1 && plan.edp() > 1 ? plan.edp() : 1.0;
+  const double updated = experts0 > 0.0 ? (params0 - experts0) / shard + experts0 / expert_shard : params0 / shard;
+  const double O0 = models::optimizer_cost(updated, model, plan, compute, cache.costs()).time.value;
 
   double t = 0;
   if (plan.pp == 1) {

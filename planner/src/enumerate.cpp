@@ -31,7 +31,7 @@ bool PlanFilter::accepts(const models::Plan& p) const {
          (!mbs || *mbs == p.mbs) && (!vpp || *vpp == p.vpp) && (!schedule || *schedule == p.schedule) &&
          (!recompute || *recompute == p.recompute) && (!sp || *sp == p.sp) && (!cp || *cp == p.cp) &&
          (!precision || *precision == p.precision) && (!overlap_param_gather || *overlap_param_gather == p.overlap_param_gather) &&
-         (!tp_comm_overlap || *tp_comm_overlap == p.tp_comm_overlap);
+         (!tp_comm_overlap || *tp_comm_overlap == p.tp_comm_overlap) && (!ep || *ep == p.ep);
 }
 
 Expected<PlanFilter> parse_plan_filter(std::string_view text, const std::string& source) {
@@ -70,6 +70,8 @@ Expected<PlanFilter> parse_plan_filter(std::string_view text, const std::string&
         else throw ErrorException(input_error(source, "key '" + key + "'", "expected true | false | 1 | 0, got '" + std::string(v) + "'"));
       } else if (key == "cp") {
         f.cp = parse_int(v, source, key);
+      } else if (key == "ep") {
+        f.ep = parse_int(v, source, key);
       } else if (key == "precision") {
         if (v == "mixed") f.precision = models::Precision::mixed;
         else if (v == "bf16") f.precision = models::Precision::bf16;
@@ -78,7 +80,7 @@ Expected<PlanFilter> parse_plan_filter(std::string_view text, const std::string&
         else throw ErrorException(input_error(source, "key 'precision'", "expected mixed | bf16 | fp16 | fp8, got '" + std::string(v) + "'"));
       } else {
         throw ErrorException(input_error(source, "key '" + key + "'",
-                                         "unknown key (expected tp pp dp cp zero mbs vpp schedule recompute sp precision "
+                                         "unknown key (expected tp pp dp cp ep zero mbs vpp schedule recompute sp precision "
                                          "overlap_param_gather tp_comm_overlap)"));
       }
     }
@@ -119,7 +121,21 @@ Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& s
         const int dp = space.gpus / (tp * cp * pp);
         if (space.gbs % dp != 0) { ++c.layouts_gbs_not_divisible; continue; }
         const int per_dp = space.gbs / dp;
-        for (int zero = 0; zero <= (dp * cp > 1 ? 3 : 0); ++zero) {
+        // Expert parallelism (MoE models): ep divides the experts and, with the base's etp, the stage's ranks.
+        std::vector<int> eps{1};
+        if (model.is_moe()) {
+          eps.clear();
+          const int etp = space.base.etp;
+          for (int ep : divisors(model.moe.experts)) {
+            if (space.max_ep > 0 && ep > space.max_ep) break;
+            if ((tp * cp * dp) % (ep * etp) == 0) eps.push_back(ep);
+          }
+          if (eps.empty()) eps.push_back(1);  // validate() names the rule (etp not dividing the stage's ranks)
+        }
+        for (int ep : eps)
+        // ZeRO shards over dp x cp, and (MoE) the experts over their data-parallel group, which exists when
+        // ep * etp leaves replicas among the stage's ranks.
+        for (int zero = 0; zero <= (dp * cp > 1 || (model.is_moe() && ep * space.base.etp < tp * cp * dp) ? 3 : 0); ++zero) {
           for (int mbs : divisors(per_dp)) {
             if (mbs > space.max_mbs) break;
             for (auto sched : kSchedules) {
@@ -142,6 +158,7 @@ Enumeration enumerate_plans(const models::ModelSpec& model, const SearchSpace& s
                         for (auto rc : kRecomputes) {
                           models::Plan p = space.base;
                           p.tp = tp; p.pp = pp; p.dp = dp; p.cp = cp; p.zero = zero; p.mbs = mbs; p.gbs = space.gbs;
+                          p.ep = ep;
                           p.schedule = sched; p.vpp = vpp; p.recompute = rc; p.sp = sp != 0; p.precision = prec;
                           p.first_stage_layers = first;
                           p.last_stage_layers = last;

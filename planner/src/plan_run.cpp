@@ -38,6 +38,7 @@ Expected<PlanRun> run_plan(const PlanRequest& o, SearchOptions so, const StackAp
   r.space.max_mbs = o.max_mbs;
   r.space.max_vpp = o.max_vpp;
   r.space.max_cp = o.max_cp;
+  r.space.max_ep = o.max_ep;
   r.space.precisions.clear();
   for (std::size_t at = 0; at <= o.precisions.size();) {
     const std::size_t comma = std::min(o.precisions.find(',', at), o.precisions.size());

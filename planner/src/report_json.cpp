@@ -16,6 +16,7 @@ Json breakdown_parts_json(const Breakdown& b) {
   Json j = Json::object();
   for (int i = 0; i < kNumBreakdownParts; ++i) {
     const double v = b.parts[static_cast<std::size_t>(i)].value;
+    if (static_cast<BreakdownPart>(i) == BreakdownPart::ep_comm && v == 0.0) continue;  // MoE plans only
     j[std::string(breakdown_part_name(static_cast<BreakdownPart>(i))) + "_s"] = sig(v);
   }
   return j;

@@ -20,7 +20,7 @@ namespace {
 auto plan_key(const models::Plan& p) {
   return std::make_tuple(p.tp, p.pp, p.dp, p.zero, p.mbs, static_cast<int>(p.schedule), p.vpp,
                          static_cast<int>(p.recompute), p.sp, p.cp, static_cast<int>(p.precision),
-                         p.overlap_param_gather, p.tp_comm_overlap, p.first_stage_layers, p.last_stage_layers);
+                         p.overlap_param_gather, p.tp_comm_overlap, p.first_stage_layers, p.last_stage_layers, p.ep);
 }
 
 struct Evaluated {
@@ -59,6 +59,7 @@ std::pair<std::string, double> limiting_factor(const Breakdown& b) {
       {"exposed ZeRO comm", b[BP::zero_comm]},
       {"exposed PP comm", b[BP::pp_comm]},
       {"exposed CP comm", b[BP::cp_comm]},
+      {"exposed EP comm", b[BP::ep_comm]},
       {"exposed other comm", b[BP::other_comm]},
       {"pipeline bubble", b[BP::bubble]}};
   std::size_t best = 0;

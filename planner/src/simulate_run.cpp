@@ -15,6 +15,7 @@ Json breakdown_json(const Breakdown& b) {
                {"dp_s", sig(b[BP::dp_comm].value)},    {"zero_s", sig(b[BP::zero_comm].value)},
                {"pp_s", sig(b[BP::pp_comm].value)},    {"cp_s", sig(b[BP::cp_comm].value)},
                {"other_s", sig(b[BP::other_comm].value)}};
+  if (b[BP::ep_comm].value > 0) comm["ep_s"] = sig(b[BP::ep_comm].value);  // MoE plans only
   return Json{{"compute_s", sig(b.compute().value)},
               {"forward_s", sig(b[BP::forward].value)},
               {"backward_s", sig(b[BP::backward].value)},

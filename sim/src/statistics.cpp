@@ -38,6 +38,8 @@ const char* breakdown_part_name(BreakdownPart p) {
       return "pp_comm";
     case BreakdownPart::cp_comm:
       return "cp_comm";
+    case BreakdownPart::ep_comm:
+      return "ep_comm";
     case BreakdownPart::other_comm:
       return "other_comm";
     case BreakdownPart::host_wait:
@@ -87,6 +89,8 @@ int StatsCollector::bucket_of(const Task& t) {
         return static_cast<int>(BreakdownPart::pp_comm);
       case TaskCategory::cp_comm:
         return static_cast<int>(BreakdownPart::cp_comm);
+      case TaskCategory::ep_comm:
+        return static_cast<int>(BreakdownPart::ep_comm);
       default:
         return static_cast<int>(BreakdownPart::other_comm);
     }

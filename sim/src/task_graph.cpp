@@ -47,6 +47,8 @@ const char* task_category_name(TaskCategory c) {
       return "pp_comm";
     case TaskCategory::cp_comm:
       return "cp_comm";
+    case TaskCategory::ep_comm:
+      return "ep_comm";
     case TaskCategory::other:
       return "other";
     case TaskCategory::host:

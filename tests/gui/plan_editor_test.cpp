@@ -6,6 +6,7 @@
 
 #include "scalescope/gui/dense_stack_box.hpp"
 #include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/gui/moe_box.hpp"
 #include "scalescope/gui/workload_tab.hpp"
 
 using namespace scalescope;
@@ -102,6 +103,36 @@ class PlanEditorTest : public QObject {
     // An invalid dense key shows validate()'s message.
     tab.dense_box()->cp_box()->setValue(3);  // 2 x 3 = 6 does not divide 8192
     QCOMPARE(tab.plan_error(), QString("plan: cp: cp=3 needs 2*cp to divide seq_len=8192 (load-balanced causal split)"));
+  }
+
+  void moe_keys_round_trip_and_need_an_moe_model() {
+    ErrorReporter errors;
+    WorkloadTab tab(&errors);
+    Session s;
+    s.model = "mixtral-8x7b";
+    s.cluster = "h100-rail-ndr";
+    s.plan = Session::default_plan();
+    s.plan.tp = 1;
+    s.plan.dp = 8;
+    s.plan.ep = 8;
+    s.plan.zero = 1;
+    s.plan.gbs = 64;
+    s.plan.moe_imbalance = 1.25;
+    s.plan.moe_a2a_overlap = true;
+    tab.set_session(s);
+    QVERIFY(tab.moe_box()->isEnabled());
+    QVERIFY(tab.session().plan == s.plan);
+    QVERIFY2(tab.plan_error().isEmpty(), qPrintable(tab.plan_error()));
+    QVERIFY(tab.status_text().contains("experts over ep 8"));
+    // ep=3 does not divide the 8 experts: validate()'s message.
+    tab.moe_box()->ep_box()->setValue(3);
+    QCOMPARE(tab.plan_error(), QString("plan: ep: ep=3 does not divide experts=8"));
+    // A dense model disables the group and keeps the MoE keys at their defaults.
+    s.model = "llama3-8b";
+    s.plan = Session::default_plan();
+    tab.set_session(s);
+    QVERIFY(!tab.moe_box()->isEnabled());
+    QCOMPARE(tab.session().plan.ep, 1);
   }
 
   void megatron_flags_fill_the_plan() {

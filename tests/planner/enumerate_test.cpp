@@ -1,6 +1,8 @@
 // Plan enumeration and pruning on a tiny model: counts derived by hand.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "scalescope/planner/search.hpp"
 
 using namespace scalescope;
@@ -174,4 +176,31 @@ TEST(Enumerate, PipelinesThatDoNotDivideTheLayersGetTheNearestUnevenSplit) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST(Enumerate, MoeModelsSearchExpertParallelism) {
+  // tiny() with 4 experts of width 512, top 2. On 4 GPUs the (tp, pp) layouts leave tp*dp stage ranks of
+  // 4 (tp 1 pp 1, tp 2 pp 1), 2 (tp 1 pp 2, tp 2 pp 2) or 1 (pp 4); ep takes the divisors of the 4 experts that
+  // divide them: {1, 2, 4}, {1, 2}, {1}. MoE layers with tp > 1 need sp (Megatron-Core), so every tp = 2
+  // candidate has sp and the sp=false plans are refused under the rule "sp".
+  models::ModelSpec m = tiny();
+  m.moe.experts = 4;
+  m.moe.top_k = 2;
+  m.moe.ffn_hidden = 512;
+  const Enumeration e = enumerate_plans(m, space(4, 8), 4, kHuge);
+  std::set<int> ep_by_layout[3];
+  for (const auto& p : e.candidates) {
+    if (p.tp == 1 && p.pp == 1) ep_by_layout[0].insert(p.ep);
+    if (p.tp == 1 && p.pp == 2) ep_by_layout[1].insert(p.ep);
+    if (p.pp == 4) ep_by_layout[2].insert(p.ep);
+    if (p.tp == 2) {
+      EXPECT_TRUE(p.sp);
+    }
+  }
+  EXPECT_EQ(ep_by_layout[0], (std::set<int>{1, 2, 4}));
+  EXPECT_EQ(ep_by_layout[1], (std::set<int>{1, 2}));
+  EXPECT_EQ(ep_by_layout[2], (std::set<int>{1}));
+  EXPECT_GT(e.counts.invalid_by_rule.at("sp"), 0);
+  // A dense model's search is unchanged: no ep beyond 1.
+  for (const auto& p : enumerate_plans(tiny(), space(4, 8), 4, kHuge).candidates) EXPECT_EQ(p.ep, 1);
 }

@@ -29,6 +29,7 @@ const std::map<std::string, int> kExpectedGpus = {
     {"h200-ndr-multiplane", 1024}, {"h100-ndr-multiplane-2to1", 1024},
     {"dgx-b200-ndr", 1024},     {"gb200-nvl72", 576},
     {"h200-spectrum-x", 2048},  {"h200-spectrum-x-2to1", 2048},
+    {"h800-ndr-multiplane", 2048},
 };
 
 std::vector<std::filesystem::path> topology_files() {

@@ -80,6 +80,57 @@ TEST(Nemo, PlansAsNemoRanThem) {
   EXPECT_EQ(nemo_plan(find(rows, "bridge-25.11", "LLAMA3_8B"), spec).zero, 3);
 }
 
+TEST(Nemo, EveryPublishedMoeRowIsAValidPlan) {
+  auto rows = load_nemo_rows(kData / "h100_published.csv").value();
+  int moe = 0;
+  for (const NemoRow& r : rows) {
+    if (!r.moe()) continue;
+    ++moe;
+    auto spec = nemo_model(r, kData);
+    ASSERT_TRUE(spec.has_value()) << r.model << ": " << spec.error().str();
+    const models::Plan p = nemo_plan(r, *spec);
+    EXPECT_EQ(p.ep, r.ep);
+    EXPECT_EQ(p.gpus(), r.gpus);
+    auto ok = models::validate(p, *spec, r.gpus);
+    EXPECT_TRUE(ok.has_value()) << r.source << " " << r.model << ": " << (ok ? "" : ok.error().str());
+  }
+  // DeepSeek-V3 (1 row), Qwen3-30B-A3B (7), Qwen3-235B-A22B (6) in h100_published.csv; GPT OSS 120B and
+  // Nemotron 3 Nano are listed as not describable.
+  EXPECT_EQ(moe, 14);
+  // DeepSeek-V3 on 1,024 GPUs: tp 2, pp 8, vp 4, ep 64 -> dp 64, edp = 2 x 64 / 64 = 2; 61 layers on 32 virtual
+  // stages with the embedding and the loss counted as layers: Et | 30 x tt | L (the recipe's MTP layer dropped).
+  for (const NemoRow& r : rows) {
+    if (r.model != "DeepSeekV3") continue;
+    const models::Plan p = nemo_plan(r, nemo_model(r, kData).value());
+    EXPECT_EQ(p.pp_layout, "Et|(tt|)*30L");
+    EXPECT_EQ(p.edp(), 2);
+    EXPECT_EQ(p.fp8_recipe, models::Fp8Recipe::blockwise);
+  }
+  // Qwen3-235B-A22B: 94 layers on pp 8 x vp 4 = 32 virtual stages only with the embedding and the loss counted
+  // as layers: (94 + 2) / 32 = 3 per stage -> E + 2 | 30 x 3 | 2 + L.
+  for (const NemoRow& r : rows) {
+    if (r.model != "Qwen3_235B_a22B") continue;
+    EXPECT_EQ(nemo_plan(r, nemo_model(r, kData).value()).pp_layout, "Ett|(t*3|)*30ttL");
+  }
+}
+
+TEST(Nemo, DeepSeekV3ReportRunIsAValidPlan) {
+  // 2,048 GPUs = pp 16 x dp 128; ep 64 inside the 128 data-parallel ranks (edp 2); 15,360 / 128 = 120
+  // micro-batches; 61 layers + embedding + loss on 16 stages: 3 + 14 x 4 + 2.
+  const models::Plan p = deepseek_v3_report_plan();
+  const models::ModelSpec m = models::load_model_by_name_or_path("deepseek-v3").value();
+  auto ok = models::validate(p, m, 2048);
+  ASSERT_TRUE(ok.has_value()) << ok.error().str();
+  EXPECT_EQ(p.gpus(), 2048);
+  EXPECT_EQ(p.edp(), 2);
+  EXPECT_EQ(p.num_microbatches(), 120);
+  const auto layout = models::plan_layout(m, p).value();
+  EXPECT_EQ(layout.layers_per_chunk.front(), 3);
+  EXPECT_EQ(layout.layers_per_chunk.back(), 2);
+  // 10^12 tokens / (180,000 h x 3,600 s/h) per GPU.
+  EXPECT_NEAR(DeepSeekV3Check::kPublishedTokensPerGpu, 1543.2, 0.05);
+}
+
 TEST(Nemo, LongSequenceRowsConvertTflopsWithNemo10sFormula) {
   // Llama 2 7B at 4096: 32 x 4096^2 x (12 + 12 + 18 x 11008/4096 + 12 + 6 x 32000/(32 x 4096))
   // = 536,870,912 x 85.83984375 = 46,084,915,200 FLOPs per token; 768 TFLOP/s -> 16,665 tokens/s.

@@ -65,7 +65,8 @@ Expected<models::ModelSpec> nemo_model(const NemoRow& row, const fs::path& dir) 
       {"LLAMA2-7B", "llama2-7b"},        {"LLAMA2-13B", "llama2-13b"},      {"LLAMA2-70B", "llama2-70b"},
       {"Nemotron-8B", "nemo-nemotron-8b"}, {"Nemotron-22B", "nemo-nemotron-22b"}, {"Nemotron-340B", "nemo-nemotron-340b"},
       {"LLAMA3-8B", "llama3-8b"},        {"LLAMA3_8B", "llama3-8b"},        {"LLAMA3-70B", "llama3-70b"},
-      {"LLAMA3_70B", "llama3-70b"},      {"LLAMA3.1_405B", "llama3-405b"}};
+      {"LLAMA3_70B", "llama3-70b"},      {"LLAMA3.1_405B", "llama3-405b"},  {"DeepSeekV3", "deepseek-v3"},
+      {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"Qwen3_235B_a22B", "qwen3-235b-a22b"}};
   auto it = names.find(row.model);
   if (it == names.end()) return input_error("h100_published.csv", row.model, "no model description for this name");
   const fs::path own = dir / "models" / (it->second + ".json");
@@ -91,7 +92,9 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
   const bool bridge = r.source.rfind("bridge", 0) == 0;
   if (r.precision.rfind("fp8", 0) == 0) {
     p.precision = models::Precision::fp8;
-    p.fp8_recipe = bridge ? models::Fp8Recipe::tensorwise : models::Fp8Recipe::delayed;
+    p.fp8_recipe = r.precision == "fp8-blockwise" ? models::Fp8Recipe::blockwise
+                   : bridge                       ? models::Fp8Recipe::tensorwise
+                                                  : models::Fp8Recipe::delayed;
   } else {
     p.precision = models::Precision::mixed;
   }
@@ -101,9 +104,21 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
   p.overlap_param_gather = p.zero == 1;
   const double elements = std::max(40e6, 1e6 * p.dp * p.cp);  // Megatron-Core's default bucket
   p.bucket_MB = elements * (p.grad_reduce_in_fp32 ? 4.0 : 2.0) / (1024.0 * 1024.0);
-  if (r.model == "LLAMA3.1_405B" && m.layers % (r.pp * r.vp) != 0) {
-    // account_for_embedding/loss_in_pipeline_split: embedding and loss count as a layer each.
-    p.pp_layout = "Et|(tt|)*" + std::to_string(r.pp * r.vp - 2) + "tL";
+  if (m.is_moe()) {  // the recipes' expert settings (nemo.hpp)
+    p.ep = r.ep;
+    p.etp = 1;
+    p.moe_a2a_overlap = r.model == "Qwen3_235B_a22B";
+    // moe_flex_dispatcher_backend "hybridep" (DeepEP-style) in the DeepSeek-V3 and Qwen3-30B H100 recipes.
+    if (r.model == "DeepSeekV3" || r.model == "Qwen3_30B_a3B") p.moe_dispatcher = models::MoeDispatcher::flex;
+    if (r.model == "DeepSeekV3" && r.pp * r.vp == 32) p.pp_layout = "Et|(tt|)*30L";
+  }
+  const int stages = r.pp * r.vp;
+  if (p.pp_layout.empty() && stages > 1 && m.layers % stages != 0 && (m.layers + 2) % stages == 0) {
+    // account_for_embedding/loss_in_pipeline_split (Llama 3.1 405B, Qwen3-235B): the embedding and the loss count
+    // as a layer each: n = (layers + 2) / stages per virtual stage, E + (n-1) first, (n-1) + L last.
+    const int n = (m.layers + 2) / stages;
+    const auto run = [](int k) { return k == 1 ? std::string("t") : k == 2 ? std::string("tt") : "t*" + std::to_string(k); };
+    p.pp_layout = "E" + run(n - 1) + "|(" + run(n) + "|)*" + std::to_string(stages - 2) + run(n - 1) + "L";
   }
   return p;
 }
@@ -195,7 +210,7 @@ Expected<NemoValidation> run_nemo_validation(const fs::path& dir, const NemoOpti
     NemoValidation v;
     std::vector<models::ModelSpec> specs;
     for (const NemoRow& r : *rows) {
-      if (!r.dense()) {
+      if (!r.checked()) {
         v.excluded.push_back(r);
         continue;
       }
@@ -207,15 +222,20 @@ Expected<NemoValidation> run_nemo_validation(const fs::path& dir, const NemoOpti
     }
     predict_all(v, specs, opt, opt.calibration, false);
     if (!opt.compare_calibration.empty()) predict_all(v, specs, opt, opt.compare_calibration, true);
-    std::vector<double> errors, compared;
+    std::vector<double> errors, compared, moe;
     for (const NemoPoint& p : v.points) {
       if (!p.skipped.empty()) continue;
-      errors.push_back(p.error());
-      if (p.compared > 0) compared.push_back(p.compared / p.measured - 1.0);
+      (p.row.moe() ? moe : errors).push_back(p.error());
+      if (p.compared > 0 && p.row.dense()) compared.push_back(p.compared / p.measured - 1.0);
     }
     std::tie(v.median_abs_error, v.worst_error) = summary(errors);
+    std::tie(v.moe_median_abs_error, v.moe_worst_error) = summary(moe);
+    v.moe_points = static_cast<int>(moe.size());
     std::tie(v.compare_median_abs_error, v.compare_worst_error) = summary(compared);
-    std::fprintf(stderr, "scalescope validate nemo: %zu dense rows predicted, %zu not checked\n", v.points.size(),
+    if (!opt.deepseek_v3_calibration.empty()) v.deepseek_v3 = run_deepseek_v3_check(opt.deepseek_v3_calibration).take_or_throw();
+    const auto moe_rows = std::count_if(v.points.begin(), v.points.end(), [](const NemoPoint& p) { return p.row.moe(); });
+    std::fprintf(stderr, "scalescope validate nemo: %zu dense and %zu MoE rows predicted, %zu not checked\n",
+                 v.points.size() - static_cast<std::size_t>(moe_rows), static_cast<std::size_t>(moe_rows),
                  v.excluded.size());
     return v;
   });

@@ -27,8 +27,8 @@ double median_abs(std::vector<double> v) {
 
 std::string layout(const NemoRow& r) {
   return "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp) + " cp" + std::to_string(r.cp) + " vp" +
-         std::to_string(r.vp) + (r.fsdp ? " fsdp" : "") + " dp" + std::to_string(r.gpus / (r.tp * r.pp * r.cp)) +
-         " mbs" + std::to_string(r.mbs) + " gbs" + std::to_string(r.gbs);
+         std::to_string(r.vp) + (r.ep > 1 ? " ep" + std::to_string(r.ep) : "") + (r.fsdp ? " fsdp" : "") + " dp" +
+         std::to_string(r.gpus / (r.tp * r.pp * r.cp)) + " mbs" + std::to_string(r.mbs) + " gbs" + std::to_string(r.gbs);
 }
 
 }  // namespace
@@ -43,7 +43,7 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   double signed_sum = 0;
   std::map<std::string, std::vector<double>> by_source;
   for (const NemoPoint& p : v.points) {
-    if (!p.skipped.empty()) continue;
+    if (!p.skipped.empty() || p.row.moe()) continue;
     errs.push_back(p.error());
     signed_sum += p.error();
     by_source[p.row.source].push_back(p.error());
@@ -52,20 +52,28 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   const bool compared = !o.compare_calibration.empty();
   s += "| prediction | rows checked | median abs error | worst error | mean signed error | rows not checked |\n"
        "|---|---|---|---|---|---|\n";
-  s += "| " + (o.calibration.empty() ? std::string("datasheet") : "profile " + o.calibration) + " | " +
+  s += "| dense rows, " + (o.calibration.empty() ? std::string("datasheet") : "profile " + o.calibration) + " | " +
        std::to_string(errs.size()) + " | " + pct(v.median_abs_error) + " | " + pct(v.worst_error) + " | " +
        (errs.empty() ? std::string("n/a") : pct(signed_sum / static_cast<double>(errs.size()))) + " | " +
        std::to_string(v.excluded.size()) + " |\n";
+  if (v.moe_points > 0) {
+    double sum = 0;
+    for (const NemoPoint& p : v.points)
+      if (p.skipped.empty() && p.row.moe()) sum += p.error();
+    s += "| MoE rows (docs/moe.md), " + (o.calibration.empty() ? std::string("datasheet") : "profile " + o.calibration) +
+         " | " + std::to_string(v.moe_points) + " | " + pct(v.moe_median_abs_error) + " | " + pct(v.moe_worst_error) +
+         " | " + pct(sum / v.moe_points) + " | |\n";
+  }
   if (compared) {
     double sum = 0;
     int n = 0;
     for (const NemoPoint& p : v.points) {
-      if (p.compared > 0) {
+      if (p.compared > 0 && p.row.dense()) {
         sum += p.compared / p.measured - 1.0;
         ++n;
       }
     }
-    s += "| profile " + o.compare_calibration + " (comparison) | " + std::to_string(n) + " | " +
+    s += "| dense rows, profile " + o.compare_calibration + " (comparison) | " + std::to_string(n) + " | " +
          pct(v.compare_median_abs_error) + " | " + pct(v.compare_worst_error) + " | " + (n ? pct(sum / n) : "n/a") +
          " | " + std::to_string(v.excluded.size()) + " |\n";
   }
@@ -84,6 +92,12 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
        "scaling (NeMo 1.0 rows) or current scaling (Megatron-Bridge FP8-CS rows), attention and LM head in bf16; fp32 "
        "gradient reduction for NeMo 1.0 (bf16 for Nemotron-340B), bf16 for Megatron-Bridge; Llama 3.1 405B with the "
        "embedding and the loss counted as pipeline layers (pp_layout).\n";
+  s += "- MoE rows: the row's ep with the recipes' expert tensor parallelism 1 and dispatcher (flex, HybridEP's one "
+       "crossing per destination node, for DeepSeek-V3 and Qwen3-30B; alltoall for Qwen3-235B), the dispatch / "
+       "combine all-to-alls overlapped only where the recipe sets moe_a2a_overlap (Qwen3-235B), balanced routing "
+       "(moe_imbalance 1), blockwise FP8 for the FP8-blockwise rows; DeepSeek-V3 with the recipe's pipeline layout "
+       "without its multi-token-prediction layer, which is not modelled (docs/moe.md). Model TFLOP/s are not compared: "
+       "NVIDIA counts MoE FLOPs with its own formula; tokens/s are.\n";
   if (compared) {
     s += "- Comparison column: the same plans with calibration profile `" + o.compare_calibration + "` (" +
          v.compare_source + "), measured on another machine: for `h200x4`, the GEMM, attention and memory-bound "
@@ -98,15 +112,15 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
        "may not have (fp8_params and the gradient dtype are not stated on the pages).\n\n";
   s += "## Rows\n\n";
   s += "| source | model | GPUs | precision | layout | measured tok/s/GPU | predicted | error | memory GiB | compute | exposed TP/SP | "
-       "exposed DP/ZeRO | exposed PP | exposed CP | bubble |" + std::string(compared ? " comparison | error |" : "") +
-       "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + (compared ? "---|---|" : "") + "\n";
+       "exposed DP/ZeRO | exposed PP | exposed CP | exposed EP | bubble |" + std::string(compared ? " comparison | error |" : "") +
+       "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + (compared ? "---|---|" : "") + "\n";
   using BP = BreakdownPart;
   for (const NemoPoint& p : v.points) {
     const NemoRow& r = p.row;
     s += "| " + r.source + " | " + r.model + " | " + std::to_string(r.gpus) + " | " + r.precision + " | " + layout(r) +
          " | " + fixed(p.measured, 0) + " | ";
     if (!p.skipped.empty()) {
-      s += "not predicted: " + p.skipped + " | | | | | | | | |\n";
+      s += "not predicted: " + p.skipped + " | | | | | | | | | |\n";
       continue;
     }
     const Breakdown& b = p.breakdown;
@@ -115,9 +129,33 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
     s += fixed(p.predicted, 0) + " | " + pct(p.error()) + " | " + fixed(p.memory_GiB, 1) + (p.fits_memory ? "" : " (over)") +
          " | " + share(b.all_compute().value) + " | " + share(b[BP::tp_comm].value + b[BP::sp_comm].value) + " | " +
          share(b[BP::dp_comm].value + b[BP::zero_comm].value) + " | " + share(b[BP::pp_comm].value) + " | " +
-         share(b[BP::cp_comm].value) + " | " + share(b[BP::bubble].value) + " |";
-    if (compared) s += " " + fixed(p.compared, 0) + " | " + pct(p.compared / p.measured - 1.0) + " |";
+         share(b[BP::cp_comm].value) + " | " + share(b[BP::ep_comm].value) + " | " + share(b[BP::bubble].value) + " |";
+    if (compared) s += p.compared > 0 ? " " + fixed(p.compared, 0) + " | " + pct(p.compared / p.measured - 1.0) + " |" : " | |";
     s += "\n";
+  }
+  if (v.deepseek_v3) {
+    const DeepSeekV3Check& d = *v.deepseek_v3;
+    s += "\n## DeepSeek-V3 technical report (H800)\n\n";
+    s += "Published: 180K H800 GPU hours per trillion training tokens on DeepSeek's 2,048-GPU cluster (arXiv 2412.19437, "
+         "section 1), i.e. " + fixed(DeepSeekV3Check::kPublishedTokensPerGpu, 1) + " tokens/s per GPU. Predicted on "
+         "`topologies/h800-ndr-multiplane.json` (256 nodes) with " + d.compute_source + " (the H800 is the H100's GH100 "
+         "die; its NVLink is cut to 400 GB/s), plan `" + d.plan + "`: PP 16 as 1F1B (DualPipe is modelled by its "
+         "overlap of the all-to-alls with computation, not by its bidirectional schedule), EP 64, ZeRO-1 over 128 data-"
+         "parallel ranks, blockwise FP8, the batch of 15,360 sequences after the ramp. Not modelled: node-limited routing "
+         "(at most 4 nodes per token) and FP8 dispatch, which make the real all-to-alls smaller; the MTP module.\n\n";
+    if (!d.skipped.empty()) {
+      s += "Not predicted: " + d.skipped + "\n";
+    } else {
+      const Breakdown& b = d.breakdown;
+      const double T = b.total.value > 0 ? b.total.value : 1.0;
+      auto share = [&](double sec) { return fixed(100.0 * sec / T, 0) + "%"; };
+      s += "| published tok/s/GPU | predicted | error | memory GiB | compute | exposed EP | exposed DP/ZeRO | exposed PP | "
+           "bubble |\n|---|---|---|---|---|---|---|---|---|\n| " +
+           fixed(DeepSeekV3Check::kPublishedTokensPerGpu, 1) + " | " + fixed(d.predicted, 1) + " | " + pct(d.error()) +
+           " | " + fixed(d.memory_GiB, 1) + " | " + share(b.all_compute().value) + " | " + share(b[BP::ep_comm].value) +
+           " | " + share(b[BP::dp_comm].value + b[BP::zero_comm].value) + " | " + share(b[BP::pp_comm].value) + " | " +
+           share(b[BP::bubble].value) + " |\n";
+    }
   }
   s += "\n## Rows not checked\n\n| source | model | task | GPUs | precision | why |\n|---|---|---|---|---|---|\n";
   for (const NemoRow& r : v.excluded) {

@@ -14,6 +14,7 @@ class QSpinBox;
 namespace scalescope::gui {
 
 class DenseStackBox;
+class MoeBox;
 class ErrorReporter;
 
 class WorkloadTab : public QWidget {
@@ -33,6 +34,7 @@ class WorkloadTab : public QWidget {
 
   QSpinBox* tp_box() const { return tp_; }
   DenseStackBox* dense_box() const { return dense_; }
+  MoeBox* moe_box() const { return moe_; }
   /// Reads the dense-stack box's Megatron-LM flags into the plan (world size from the nodes picker, else
   /// the flags' --nnodes x --nproc-per-node); false (and an error reported) when they cannot be read.
   bool import_megatron_flags();
@@ -51,6 +53,7 @@ class WorkloadTab : public QWidget {
   QSpinBox *tp_, *pp_, *dp_, *zero_, *mbs_, *gbs_, *vpp_, *nodes_;
   QCheckBox* sp_;
   DenseStackBox* dense_;
+  MoeBox* moe_;
   QLabel* status_;
   QString plan_error_;
   bool loading_ = false;

@@ -11,7 +11,7 @@
 // tied-embedding all-reduce), 2 / 3 PP send / recv of activations, 4 / 5 PP send / recv of gradients,
 // 6 ZeRO-3 parameter all-gathers (prefetch; ZeRO-1 with overlap_param_gather), 7 context-parallel K/V
 // exchanges beside the attention blocks (cp_comm=p2p), 8 TP/SP collectives beside their GEMMs
-// (tp_comm_overlap). Exception: eager-PyTorch kernels with the interleaved
+// (tp_comm_overlap), 9 MoE token exchanges beside the layers (moe_a2a_overlap). Exception: eager-PyTorch kernels with the interleaved
 // schedule run PyTorch's own program (torch_interleaved_program), every PP transfer on stream 2 in its order.
 //
 // Per micro-batch and model chunk: a forward unit (recv activations, compute, TP collectives, send)
@@ -56,6 +56,20 @@
 //              the gather of use u waits for the compute of use u-2 (two layers' buffers).
 //    overlap=false: the gradient sync of a unit (zero 2/3) or of the iteration (zero 0/1) starts after
 //    its backward.
+//  - Mixture of experts (docs/moe.md): an MoE layer's compute is the stack's MoE rows (router, permutation,
+//    grouped expert GEMMs, shared experts); its TP collectives are the attention's pair and the shared experts'
+//    pair (the routed experts work on the rank's sequence-parallel tokens). Expert layout inside a stage's
+//    W = tp*cp*dp ranks, local index r = tp_rank + tp (cp_rank + cp dp_rank) = etp_rank + etp (ep_rank + ep
+//    edp_rank) (Megatron-Core's expert rank order): the EP group is the ep ranks etp apart, the ETP group etp
+//    consecutive ranks, the expert-data-parallel (EDP) group the edp = W / (ep etp) ranks etp*ep apart. Per MoE
+//    layer and pass (forward, backward, full recompute): alltoall dispatcher: an all-to-all of the rank's routed
+//    token copies Tr top_k h 2 x imbalance bytes over the EP group to dispatch and one to combine (nccl-tests
+//    size: the rank's send buffer); allgather dispatcher: an all-gather of ep Tr h 2 bytes and a reduce-
+//    scatter of the same; etp > 1: an all-gather and a reduce-scatter of etp x the dispatched bytes over the
+//    ETP group. On the compute stream after the block (merged over its MoE layers like the TP collectives), or
+//    with moe_a2a_overlap beside it on stream 9, joined before the next task. The routed experts' gradients
+//    fill buckets of their own, reduced (zero=0) or reduce-scattered (zero>=1) over the EDP group, their ZeRO
+//    shards and all-gathers too; the optimizer updates the dense parameters / (dp cp) and the experts / edp.
 //  - Tied embeddings with pp > 1: all-reduce of the embedding gradient (V/tp*h*g bytes) between the
 //    first and last stage (same dp, tp rank) after the backward.
 //  - Optimizer: one task after the rank's gradient sync (optimizer_cost over its parameters, /dp with
@@ -101,7 +115,7 @@ struct BuildOptions {
 /// Streams of every rank (see the header comment).
 enum BuilderStream : int {
   kStreamCompute = 0, kStreamGradSync = 1, kStreamSendFwd = 2, kStreamRecvFwd = 3,
-  kStreamSendBwd = 4, kStreamRecvBwd = 5, kStreamZeroGather = 6, kStreamCp = 7, kStreamTpOverlap = 8
+  kStreamSendBwd = 4, kStreamRecvBwd = 5, kStreamZeroGather = 6, kStreamCp = 7, kStreamTpOverlap = 8, kStreamEp = 9
 };
 
 /// Global rank of (stage, dp_rank, tp_rank, cp_rank) in the Megatron layout above.

@@ -8,10 +8,18 @@
 // plus the word embedding V*h, learned positions seq_len*h, the final norm, and the LM head V*h
 // when it is not tied to the embedding. For GPT (f = 4h, biases, layernorm) a layer has
 // 12h^2 + 13h parameters, as in Narayanan et al. 2021, eq. (2).
+// qk_norm (Qwen3) adds 2 d per layer (an RMSNorm weight over each query and each key head).
+// Multi-head latent attention (DeepSeek-V2/V3; r_q, r_kv LoRA ranks, n heads, d_n / d_r / d_v nope, rope and
+// value head dims): q_down h r_q + norm r_q, q_up r_q n (d_n + d_r) (without r_q: h n (d_n + d_r)),
+// kv_down h (r_kv + d_r) + norm r_kv, kv_up r_kv n (d_n + d_v), out n d_v h.
+// MoE layers (MoeSpec; e = ffn one expert's width, E experts, k top_k): router h E (+ E score-correction
+// bias, + h for Qwen2-MoE's shared-expert gate), E routed experts of (2 or 3) h e each, the shared experts as
+// one MLP of their total width. A token activates the router, the shared experts and k routed experts:
+// active = total - (E - k) x one expert (Mixtral 8x7B: 46.70B total, 12.88B active; DeepSeek-V3: 671B, 37B).
 //
 // FLOPs per token (a multiply-add is 2 FLOPs; s = sequence length):
-//   forward  = per layer 2 * (matmul weights) + attention scores 4*s*q (QK^T and AV; halved if
-//   causal)
+//   forward  = per layer 2 * (matmul weights a token activates) + attention scores 2*s*heads*(d_qk + d_v)
+//   (QK^T and AV; 4*s*q without MLA; halved if causal)
 //              + LM head 2*h*V
 //   backward = 2 * forward (every term is a matmul: gradients for inputs and for weights)
 //   recompute: full = one more forward of the layers (not of the LM head);
@@ -29,36 +37,56 @@
 
 namespace scalescope::models {
 
-/// Parameters of one transformer layer, by component.
+/// Parameters of one transformer layer (dense or MoE), by component.
 struct LayerParams {
+  /// attn_qkv_weight: the projections tensor parallelism splits by columns (MLA: q_up or q, kv_up);
+  /// attn_replicated: MLA's down projections, which Megatron-Core keeps whole on every TP rank.
   std::int64_t attn_qkv_weight = 0, attn_qkv_bias = 0, attn_out_weight = 0, attn_out_bias = 0;
+  std::int64_t attn_replicated = 0;
+  /// The dense MLP (dense layers) or the shared experts (MoE layers; 0 without them).
   std::int64_t mlp_in_weight = 0, mlp_in_bias = 0;  ///< fc1 (gelu) or gate+up (swiglu)
   std::int64_t mlp_out_weight = 0, mlp_out_bias = 0;
-  std::int64_t norms = 0;  ///< both norms of the layer
+  std::int64_t norms = 0;  ///< both norms of the layer (+ MLA's latent norms, qk norms)
+  std::int64_t router = 0;         ///< MoE router h x E (+ bias, + shared-expert gate)
+  std::int64_t expert_weight = 0;  ///< one routed expert (fc1 + fc2)
+  int experts = 0, top_k = 0;      ///< routed experts of the layer and per token (0 in a dense layer)
 
   std::int64_t attention() const {
-    return attn_qkv_weight + attn_qkv_bias + attn_out_weight + attn_out_bias;
+    return attn_qkv_weight + attn_qkv_bias + attn_out_weight + attn_out_bias + attn_replicated;
   }
   std::int64_t mlp() const { return mlp_in_weight + mlp_in_bias + mlp_out_weight + mlp_out_bias; }
+  std::int64_t routed() const { return expert_weight * experts; }
   std::int64_t biases() const { return attn_qkv_bias + attn_out_bias + mlp_in_bias + mlp_out_bias; }
+  /// Weight matrices a dense layer runs (MoE layer: attention and shared experts, no router or routed experts).
   std::int64_t matmul_weights() const {
-    return attn_qkv_weight + attn_out_weight + mlp_in_weight + mlp_out_weight;
+    return attn_qkv_weight + attn_out_weight + attn_replicated + mlp_in_weight + mlp_out_weight;
   }
-  std::int64_t total() const { return attention() + mlp() + norms; }
+  /// Weight matrices one token runs through: matmul_weights + router + top_k routed experts.
+  std::int64_t active_matmul_weights() const { return matmul_weights() + router + expert_weight * top_k; }
+  std::int64_t total() const { return attention() + mlp() + norms + router + routed(); }
+  /// Parameters one token uses.
+  std::int64_t active() const { return total() - routed() + expert_weight * top_k; }
 };
 
 /// Parameters of the whole model, by component.
 struct ParamCounts {
   std::int64_t embedding = 0;  ///< vocab x hidden
   std::int64_t positions = 0;  ///< seq_len x hidden when positional == learned
-  LayerParams layer;           ///< one layer (all layers are alike)
+  LayerParams layer;           ///< one dense layer (every layer of a dense model)
+  LayerParams moe_layer;       ///< one MoE layer (MoE models)
   int layers = 0;
+  int moe_layers = 0;          ///< of `layers`
   std::int64_t final_norm = 0;
   std::int64_t lm_head = 0;  ///< vocab x hidden when untied, 0 when tied
 
-  std::int64_t layers_total() const { return layer.total() * layers; }
+  int dense_layers() const { return layers - moe_layers; }
+  std::int64_t layers_total() const { return layer.total() * dense_layers() + moe_layer.total() * moe_layers; }
   std::int64_t total() const {
     return embedding + positions + layers_total() + final_norm + lm_head;
+  }
+  /// Parameters one token uses (MoE: the top_k routed experts of each MoE layer; = total() for dense models).
+  std::int64_t active() const {
+    return total() - (moe_layer.total() - moe_layer.active()) * moe_layers;
   }
   /// Everything but embedding, positions and LM head (the "non-embedding" count of scaling laws).
   std::int64_t non_embedding() const { return layers_total() + final_norm; }
@@ -77,10 +105,16 @@ std::vector<int> even_layer_split(int layers, int chunks);
 /// Parameters held by one pipeline stage (and, with tp > 1, by one tensor-parallel rank of it).
 struct StageParams {
   std::int64_t layers = 0;     ///< transformer layers of this stage
+  /// Of `layers`: the routed experts' parameters (E / ep experts of each MoE layer, / etp), which are reduced
+  /// and sharded over the expert-data-parallel group, not over dp x cp.
+  std::int64_t experts = 0;
   std::int64_t embedding = 0;  ///< word embedding (+ learned positions) on the first stage
   std::int64_t head = 0;       ///< final norm + LM head on the last stage; with tied embeddings and
                           ///< pp > 1 the last stage keeps its own copy of the embedding (Megatron)
   std::int64_t largest_layer = 0;  ///< parameters of one layer (for ZeRO-3 gather buffers)
+  std::int64_t dense_layer = 0;    ///< one dense layer on this rank
+  std::int64_t moe_layer = 0;      ///< one MoE layer on this rank, routed experts included
+  std::int64_t moe_layer_experts = 0;  ///< of moe_layer: the routed experts
   std::int64_t total() const { return layers + embedding + head; }
 };
 
@@ -91,6 +125,10 @@ struct PipelineLayout {
   std::vector<int> layers_per_chunk;
   int vpp() const { return static_cast<int>(layers_per_chunk.size()) / pp; }
   int layers_on_stage(int stage) const;
+  /// MoE layers of `spec` on pipeline stage `stage` (0 for dense models).
+  int moe_layers_on_stage(const ModelSpec& spec, int stage) const;
+  /// Index of the first layer of chunk (virtual stage) `chunk`.
+  int first_layer_of_chunk(int chunk) const;
 };
 /// The even layout for a plan (vpp chunks per stage).
 PipelineLayout even_layout(const ModelSpec& spec, int pp, int vpp = 1);
@@ -100,10 +138,12 @@ StageParams params_per_stage(const ModelSpec& spec, const PipelineLayout& layout
 /// Parameters of one tensor-parallel rank of stage `stage`, Megatron-style: qkv and fc1 (and their
 /// biases) split by columns, out-proj and fc2 weights by rows with their biases and the norms
 /// replicated; embedding and LM head split over the padded vocabulary (padded_vocab(V, tp,
-/// vocab_multiple) / tp rows); learned positions replicated. Requires tp to divide heads, kv_heads
-/// and ffn_hidden (assert; validate() checks it for plans).
+/// vocab_multiple) / tp rows); learned positions replicated. MoE layers: router and MLA down projections
+/// replicated, shared experts split like the MLP, E / ep routed experts each split over etp ranks. Requires tp
+/// to divide heads, kv_heads and ffn_hidden, ep to divide experts and etp the expert width (assert; validate()
+/// checks it for plans).
 StageParams params_per_tp_rank(const ModelSpec& spec, const PipelineLayout& layout, int stage,
-                               int tp, int vocab_multiple = 128);
+                               int tp, int vocab_multiple = 128, int ep = 1, int etp = 1);
 
 struct FlopOptions {
   bool attention_scores = true;  ///< count the QK^T and AV matmuls
@@ -115,7 +155,8 @@ struct FlopOptions {
 
 /// FLOPs per token of one training iteration, split as in the header comment.
 struct FlopsPerToken {
-  double layer_matmul = 0;     ///< forward, one layer, weight matmuls
+  double layer_matmul = 0;     ///< forward, one dense layer, weight matmuls
+  double moe_layer_matmul = 0;  ///< forward, one MoE layer, the weight matmuls a token runs (top_k experts)
   double layer_attention = 0;  ///< forward, one layer, QK^T and AV
   double lm_head = 0;          ///< forward, logits
   double forward = 0;          ///< all layers + LM head

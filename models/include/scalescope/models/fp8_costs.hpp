@@ -35,6 +35,10 @@
 //            (Korthikanti's 2 x 2sbh) at 1 B -> save 2sbh (/tp with sp); the out-proj input 2sbq/tp
 //            -> sbq/tp; the fc2 input (activation output, 2sbf/tp) -> sbf/tp.
 //   The distributed optimizer all-gathers FP8 parameters with fp8_params (1 B instead of 2).
+// MoE layers (docs/moe.md): the same casts for the attention, the shared experts (t tokens, their width / tp)
+// and the routed experts (the x = Tr top_k etp imbalance token copies the rank's experts process, width
+// Fe / etp; their inputs are the permuted tokens, not a norm output, so no norm fusion); the weight casts cover
+// the rank's E / ep experts; FP8 activations save the routed experts' permuted inputs and fc2 inputs.
 // Sources: Transformer Engine 2.x pytorch/module/{layernorm_linear,linear}.py (cast_transpose,
 // is_first_microbatch weight caching), Megatron-Core fp8 recipes (--fp8-recipe), Micikevicius et al.
 // 2022 "FP8 Formats for Deep Learning" (E4M3 forward, E5M2 gradients in the hybrid format).
@@ -47,14 +51,19 @@ namespace scalescope::models {
 /// The kernels precision=fp8 adds to one layer, one micro-batch, one TP rank (header comment). `spec`
 /// has the rank's sequence (seq_len / cp); weight casts are spread over `microbatches`. Empty unless
 /// plan.fp8().
-LayerCost fp8_layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, int microbatches);
+LayerCost fp8_layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, int microbatches,
+                         bool moe_layer = false);
+
+/// Linear weights of one layer that one rank casts to FP8 (dense layer, or an MoE layer's attention, shared
+/// experts and its E / ep routed experts / etp).
+double fp8_linear_params_per_rank(const ModelSpec& spec, const Plan& plan, bool moe_layer);
 
 /// Extra bytes of FP8 weight copies for `linear_params` linear weights held by a rank (0 unless fp8).
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& plan);
 
 /// Activation bytes one layer saves per micro-batch by keeping FP8 linear inputs (0 unless fp8 or with
 /// full recompute, which keeps only the layer input). `spec` has the rank's sequence.
-Bytes fp8_activation_saving(const ModelSpec& spec, const Plan& plan);
+Bytes fp8_activation_saving(const ModelSpec& spec, const Plan& plan, bool moe_layer = false);
 
 /// Bytes per parameter the distributed optimizer all-gathers after its step: 1 with fp8_params, else 2.
 double param_gather_bytes_per_element(const Plan& plan);

@@ -88,8 +88,10 @@ struct CostOptions {
 struct LayerCost {
   PhaseCost forward, backward, recompute;
 };
-/// One transformer layer, one micro-batch of plan.mbs sequences, one tensor-parallel rank.
-LayerCost layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {});
+/// One transformer layer, one micro-batch of plan.mbs sequences, one tensor-parallel rank; `moe_layer`: an MoE
+/// layer of an MoE model (the stack's rows with `when: moe_layer`), else a dense layer.
+LayerCost layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {},
+                     bool moe_layer = false);
 
 struct EdgeCost {
   PhaseCost embedding_forward, embedding_backward, head_forward, head_backward;

@@ -15,11 +15,14 @@
 //   forces it for bf16), --fp16 (precision=fp16 unless --accumulate-allreduce-grads-in-fp32),
 //   --fp8-format (precision=fp8), --fp8-recipe, --fp8-param-gather (fp8_params),
 //   --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers,
-//   --pipeline-model-parallel-layout; the world size from torchrun's --nnodes x --nproc-per-node, else
+//   --pipeline-model-parallel-layout; MoE: --expert-model-parallel-size ep, --expert-tensor-parallel-size etp
+//   (default: tp, as Megatron-Core), --moe-token-dispatcher-type (alltoall | allgather | flex), --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity (moe_imbalance = the
+//   factor), --overlap-moe-expert-parallel-comm (moe_a2a_overlap); the world size from torchrun's --nnodes x --nproc-per-node, else
 //   from the caller (the cluster's GPUs), giving dp = world / (tp cp pp).
 // Checked against the model (a different value is a contradiction, rejected naming the flag):
 //   --num-layers, --hidden-size, --num-attention-heads, --ffn-hidden-size,
-//   --num-query-groups (with --group-query-attention), --normalization; and, when the flags describe the
+//   --num-query-groups (with --group-query-attention), --normalization, --num-experts, --moe-router-topk,
+//   --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size; and, when the flags describe the
 //   model (--num-layers given), the switches --swiglu and --untie-embeddings-and-output-weights.
 // Contradictions between flags (--bf16 with --fp16, a plan validate() refuses) are rejected naming the
 // flag; every other flag is listed as ignored. Approximations (recompute of some layers only) are noted.

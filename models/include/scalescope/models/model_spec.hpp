@@ -19,12 +19,56 @@ enum class NormKind { layernorm, rmsnorm };  ///< layernorm: weight + bias (2h);
 /// embedding output; alibi: a bias inside the attention kernel (no parameters, no separate kernels); none: nothing.
 enum class Positional { rope, learned, alibi, none };
 
+/// Mixture of experts (Megatron-Core / HF vocabulary; docs/moe.md). A layer is an MoE layer when
+/// i >= first_dense_layers and (i - first_dense_layers) % layer_freq == layer_offset (0-based i): Mixtral and
+/// Qwen3-MoE every layer (freq 1), DeepSeek-V3 after 3 dense layers, Llama 4 Maverick / Qwen2-MoE
+/// decoder_sparse_step 2 every second layer (freq 2, offset 1), Megatron --moe-layer-freq 2 (offset 0). The
+/// other layers are dense with the model's ffn_hidden.
+struct MoeSpec {
+  int experts = 0;               ///< routed experts; 0: a dense model
+  int top_k = 0;                 ///< experts per token
+  int ffn_hidden = 0;            ///< one routed expert's FFN width (moe_intermediate_size)
+  int shared_experts = 0;        ///< always-active experts (DeepSeek, Qwen2-MoE)
+  int shared_ffn_hidden = 0;     ///< their total width (0: shared_experts x ffn_hidden)
+  bool shared_expert_gate = false;  ///< Qwen2-MoE's sigmoid gate on the shared expert (h parameters)
+  int first_dense_layers = 0;
+  int layer_freq = 1;
+  int layer_offset = 0;
+  double capacity_factor = 0.0;  ///< 0: dropless; else tokens per expert capped at factor x the mean
+  bool router_fp32 = false;      ///< router GEMM and softmax in fp32 (Megatron --moe-router-dtype fp32)
+  bool router_bias = false;      ///< DeepSeek-V3's expert score-correction bias (experts parameters)
+  /// Group-limited routing (DeepSeek's node-limited routing, Megatron --moe-router-num-groups / -group-topk): the
+  /// experts form router_groups groups and a token's top_k experts lie in at most router_group_topk of them.
+  int router_groups = 0;
+  int router_group_topk = 0;
+
+  bool enabled() const { return experts > 0; }
+  int shared_width() const { return shared_ffn_hidden > 0 ? shared_ffn_hidden : shared_experts * ffn_hidden; }
+  bool operator==(const MoeSpec&) const = default;
+};
+
+/// Multi-head latent attention (DeepSeek-V2/V3): queries through a rank-q_lora_rank bottleneck (0: a plain
+/// h x heads*(nope+rope) projection), keys and values through a shared rank-kv_lora_rank latent plus one
+/// shared rope key of rope_head_dim; per head qk dims nope_head_dim + rope_head_dim, value dim v_head_dim.
+struct MlaSpec {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int nope_head_dim = 0;
+  int rope_head_dim = 0;
+  int v_head_dim = 0;
+
+  bool enabled() const { return kv_lora_rank > 0; }
+  int qk_head_dim() const { return nope_head_dim + rope_head_dim; }
+  bool operator==(const MlaSpec&) const = default;
+};
+
 /// Upper bounds check_model() enforces (docs/plausible-ranges.md gives the reasons).
 inline constexpr std::int64_t kMaxModelLayers = 16384;
 inline constexpr std::int64_t kMaxModelWidth = 1 << 20;  ///< hidden and head_dim; ffn_hidden: 4x
 inline constexpr std::int64_t kMaxModelHeads = 65536;
 inline constexpr std::int64_t kMaxModelVocab = 1 << 24;
 inline constexpr std::int64_t kMaxModelSeqLen = 1 << 24;
+inline constexpr std::int64_t kMaxModelExperts = 65536;
 
 /// A decoder-only transformer as the counts, the memory model and the task graphs see it.
 ///
@@ -32,7 +76,13 @@ inline constexpr std::int64_t kMaxModelSeqLen = 1 << 24;
 ///   name, layers, hidden, heads, kv_heads, ffn_hidden, ffn ("gelu"|"swiglu"),
 ///   norm ("layernorm"|"rmsnorm"), bias, vocab, tied_embeddings, seq_len
 /// optional: head_dim (when it is not hidden/heads), positional ("rope" default | "learned" | "alibi" | "none"),
-///   qkv_bias (default: bias; Qwen2 has qkv bias and no other linear bias), source (free text).
+///   qkv_bias (default: bias; Qwen2 has qkv bias and no other linear bias), qk_norm (Qwen3: RMSNorm on each
+///   query and key head), source (free text);
+///   MoE (MoeSpec): experts, top_k, moe_ffn_hidden (all three together), shared_experts, shared_ffn_hidden,
+///   shared_expert_gate, first_dense_layers, moe_layer_freq, moe_layer_offset, capacity_factor (0 = dropless),
+///   router_dtype ("fp32" | "bf16"), router_bias, router_groups and router_group_topk (group-limited routing);
+///   MLA (MlaSpec): q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim (the last four
+///   together; head_dim is then qk_nope + qk_rope).
 struct ModelSpec {
   std::string name;
   int layers = 0;
@@ -49,12 +99,24 @@ struct ModelSpec {
   int head_dim = 0;  ///< 0 means hidden / heads
   Positional positional = Positional::rope;
   std::optional<bool> qkv_bias;  ///< unset: same as `bias`
+  bool qk_norm = false;          ///< RMSNorm over each query and key head (2 x head_dim weights)
+  MoeSpec moe;
+  MlaSpec mla;
   std::string source;            ///< where the numbers come from (paper, HF config)
 
   int head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
   std::int64_t q_dim() const { return std::int64_t{heads} * head_size(); }
   std::int64_t kv_dim() const { return std::int64_t{kv_heads} * head_size(); }
   bool has_qkv_bias() const { return qkv_bias.value_or(bias); }
+  bool is_moe() const { return moe.enabled(); }
+  /// Layer `i` (0-based) is an MoE layer (MoeSpec's rule); false for every layer of a dense model.
+  bool is_moe_layer(int i) const {
+    return moe.enabled() && i >= moe.first_dense_layers &&
+           (i - moe.first_dense_layers) % moe.layer_freq == moe.layer_offset;
+  }
+  /// MoE layers among layers [first, first + count).
+  int moe_layers_in(int first, int count) const;
+  int moe_layers() const { return moe_layers_in(0, layers); }
 };
 
 std::string_view to_string(FfnKind k);

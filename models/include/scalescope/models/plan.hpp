@@ -33,6 +33,11 @@ enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8 };
 /// attention blocks (Transformer Engine's load-balanced ring), a2a (Ulysses: all-to-all of Q, K, V and
 /// the output between sequence and head sharding), allgather (K/V all-gathered before attention).
 enum class CpComm { p2p, a2a, allgather };
+/// MoE token dispatch (Megatron --moe-token-dispatcher-type): alltoall (each rank sends every routed token copy
+/// to the EP rank holding its expert, all-to-all over the EP group), allgather (every rank gathers the EP
+/// group's tokens and keeps those of its experts; the outputs are reduce-scattered back) or flex (DeepEP /
+/// HybridEP: a token crosses the network once per destination node, then is forwarded over NVLink).
+enum class MoeDispatcher { alltoall, allgather, flex };
 
 /// How one training iteration is split over tp * cp * pp * dp GPUs.
 struct Plan {
@@ -74,6 +79,19 @@ struct Plan {
   std::string pp_layout;
   /// Sequence length of the run (Megatron's --seq-length); 0: the model's seq_len. with_plan_seq() applies it.
   int seq = 0;
+  /// Expert parallelism (MoE models; Megatron-Core --expert-model-parallel-size, --expert-tensor-parallel-size):
+  /// the routed experts are split over ep ranks, each expert over etp ranks, inside the tp*cp*dp ranks of a
+  /// pipeline stage (expert rank order etp-ep-edp; the expert-data-parallel size edp = tp*cp*dp / (ep*etp)
+  /// reduces the experts' gradients). builder.hpp says what runs.
+  int ep = 1;
+  int etp = 1;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  /// Tokens of the busiest expert over the mean (max/mean tokens per expert, >= 1); 0: the capacity factor when
+  /// the model has one (tokens padded to capacity), else 1.0 (balanced routing; validate() notes it).
+  double moe_imbalance = 0.0;
+  /// Hide the dispatch/combine all-to-alls under computation (DeepSeek's DualPipe, Megatron-Core's
+  /// --overlap-moe-expert-parallel-comm): they run beside the layers' compute instead of in its path.
+  bool moe_a2a_overlap = false;
 
   /// tp * cp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
   int gpus() const {
@@ -83,6 +101,8 @@ struct Plan {
   /// Micro-batches per pipeline per iteration: gbs / (mbs * dp) (the product at 64 bits).
   int num_microbatches() const { return static_cast<int>(gbs / (static_cast<long long>(mbs) * dp)); }
   bool fp8() const { return precision == Precision::fp8; }
+  /// Expert-data-parallel size: the ranks of a stage that hold the same experts (tp*cp*dp / (ep*etp)).
+  int edp() const { return static_cast<int>(static_cast<long long>(tp) * cp * dp / (static_cast<long long>(ep) * etp)); }
   bool operator==(const Plan&) const = default;
 };
 
@@ -91,6 +111,10 @@ std::string_view to_string(Recompute r);
 std::string_view to_string(Precision p);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(CpComm c);
+std::string_view to_string(MoeDispatcher d);
+
+/// The routing imbalance a plan prices (Plan::moe_imbalance's default rule; 1 for dense models).
+double moe_imbalance(const ModelSpec& spec, const Plan& plan);
 
 /// `spec` with the plan's sequence length (Plan::seq) when it sets one.
 ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan);
@@ -105,7 +129,8 @@ Expected<Plan> load_plan(const std::filesystem::path& file);
 /// A path to a JSON plan file (ends in .json or exists) or the text form.
 Expected<Plan> parse_plan_or_file(std::string_view text_or_path);
 
-/// Text form with every key, in plan_keys() order (seq only when set, pp_layout only when not empty);
+/// Text form with every key, in plan_keys() order (seq only when set, pp_layout only when not empty, the MoE
+/// keys only when not their defaults);
 /// parse_plan(to_string(p)) == p.
 std::string to_string(const Plan& p);
 Json to_json(const Plan& p);
@@ -130,7 +155,9 @@ struct PlanCheck {
 /// needs interleaved; cp: 2*cp divides seq_len (a2a: tp*cp divides heads); sp needs tp > 1 and tp to
 /// divide seq_len / cp; FP8 keys need precision=fp8, the overlap flags Megatron-LM's prerequisites; zero
 /// in 0..3; tp*cp*pp*dp <= kMaxPlanGpus (products at 64 bits), gbs/(mbs*dp) <= kMaxMicrobatches;
-/// tp*cp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips this).
+/// tp*cp*pp*dp <= gpus_available (fewer is allowed with a note; gpus_available <= 0 skips this). MoE: ep and etp
+/// need an MoE model, ep divides experts, etp the expert width, ep*etp divides tp*cp*dp, tp > 1 needs sp (Megatron
+/// rule), moe_imbalance >= 1 and at most the capacity factor.
 /// seq_len is the plan's seq when set. Errors have file "plan" and the key as path, e.g. "plan: tp: tp=3
 /// does not divide heads=32".
 Expected<PlanCheck> validate(const Plan& plan, const ModelSpec& model, int gpus_available);

@@ -4,7 +4,9 @@
 //           the LM head in bf16) + fp8_layer_cost (casts, transposes, scale updates);
 //   cp    = cp_layer_cost: the context-parallel attention beyond the rank's own block and its exchange
 //           (kept apart: the builder runs the p2p exchange beside these blocks);
-//   edge  = edge_cost(cp_rank_spec): embedding, LM head and loss of the rank's tokens, in bf16.
+//   edge  = edge_cost(cp_rank_spec): embedding, LM head and loss of the rank's tokens, in bf16;
+//   moe_layer = the same as `layer` for an MoE layer (MoE models; empty otherwise): the stack's rows with
+//           `when: moe_layer` (router, permutation, grouped expert GEMMs, shared experts) + its FP8 casts.
 #pragma once
 
 #include "scalescope/models/cp_costs.hpp"
@@ -14,6 +16,7 @@ namespace scalescope::models {
 
 struct PlanPieceCosts {
   LayerCost layer;
+  LayerCost moe_layer;
   CpLayerCost cp;
   EdgeCost edge;
 };

@@ -110,6 +110,9 @@ class StackProfile {
   /// optionally parameter all-gathers with the next forward; builder_impl.hpp), not PyTorch's
   /// ZeroRedundancyOptimizer (all-reduce after the backward, all-gather after the step).
   bool distributed_optimizer = false;
+  /// The layer phases have rows for MoE layers (when: moe_layer): router, token permutation, grouped expert
+  /// GEMMs, shared experts. A stack without them cannot price an MoE model.
+  bool moe = false;
   double memory_bandwidth_factor = 1.0;
   std::string memory_bandwidth_factor_source;
   /// Per-kernel cost rule: true: max(t, launch overhead) (the host issues a kernel at most every launch
@@ -131,12 +134,13 @@ class StackProfile {
   /// Memory symbols: symbols(), then stack_memory_extra_symbols(), then the memory section's `vars`.
   const SymbolTable& memory_symbols() const { return memory_table_; }
 
-  /// Cost symbol values for `spec` under `plan` (vars evaluated).
+  /// Cost symbol values for `spec` under `plan` (vars evaluated); `moe_layer`: the layer priced is an MoE layer.
   std::vector<double> bind(const ModelSpec& spec, const Plan& plan, bool flash_attention, bool dropout,
-                           int vocab_multiple, double optimizer_params = 0.0) const;
+                           int vocab_multiple, double optimizer_params = 0.0, bool moe_layer = false) const;
   /// Memory symbol values: `cost` (from bind()) extended by the stage's memory symbols (vars evaluated).
   struct StageValues {
     double params = 0, largest_layer_params = 0, layers = 0, inflight = 0, activations = 0;
+    double expert_params = 0;  ///< of params: routed experts (sharded over the expert-data-parallel ranks)
     bool first = false, last = false;
   };
   std::vector<double> bind_memory(std::vector<double> cost, const StageValues& stage) const;
@@ -158,7 +162,7 @@ class StackProfile {
 /// Names every stack expression may use (docs/stack-profile.md), in slot order.
 const std::vector<std::string>& stack_base_symbols();
 /// Names only the memory section may use besides those (P, P_layer_max, L_stage, inflight, stage_first,
-/// stage_last, activations).
+/// stage_last, activations, P_exp).
 const std::vector<std::string>& stack_memory_extra_symbols();
 
 /// Reads a `scalescope.stack/1` document; `file` names it in errors.

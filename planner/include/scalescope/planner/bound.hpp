@@ -70,7 +70,7 @@ class PieceCostCache {
 
  private:
   // mbs, tp, sp, recompute, zero, precision, cp, cp_comm, fp8 recipe and params, micro-batches (fp8), grad fp32
-  using Key = std::tuple<int, int, bool, int, int, int, int, int, int, int, bool>;
+  using Key = std::tuple<int, int, bool, int, int, int, int, int, int, int, bool, int, int, int, double>;
   const models::ModelSpec& model_;
   const models::ComputeModel& compute_;
   const CollectiveModel& collectives_;

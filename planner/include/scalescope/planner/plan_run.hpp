@@ -23,6 +23,7 @@ struct PlanRequest {
   int max_mbs = 8;
   int max_vpp = 8;
   int max_cp = 8;                     ///< largest context-parallel size tried (1: none)
+  int max_ep = 0;                     ///< largest expert-parallel size tried (MoE models; 0: up to the experts)
   std::string precisions = "mixed";  ///< comma-separated: mixed, bf16, fp16, fp8
   /// The user's stack (e.g. a Megatron-LM command line read by the CLI) for the model and GPU count: its precision
   /// and flags are kept and only the layout is searched. Empty: precisions and overlap flags are searched.

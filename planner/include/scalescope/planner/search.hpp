@@ -9,7 +9,9 @@
 //   pp that does not divide the layers gets the nearest uneven split (first/last_stage_layers,
 //   pipeline_layout.hpp), the layout is dropped when there is none;
 //   (tp, cp, pp) layouts whose dp does not divide gbs are dropped as a whole (counted per layout);
-//   zero 0..3 (only 0 when dp cp = 1: ZeRO over one rank is plain data parallelism);
+//   ep   (MoE models) divisors of the experts with ep * base.etp dividing tp cp dp, up to max_ep;
+//   zero 0..3 (only 0 when dp cp = 1 and no experts are replicated: ZeRO over one rank is plain data
+//   parallelism);
 //   mbs  divisors of gbs / dp up to max_mbs;
 //   schedule gpipe | 1f1b | interleaved with 1 < vpp <= max_vpp whose layout is valid (pp > 1);
 //   sp false | true (true only when tp > 1);  precision from `precisions`;  overlap_param_gather
@@ -53,7 +55,7 @@ namespace scalescope::planner {
 
 /// Fields a search must keep fixed ("--fix tp=8,schedule=1f1b").
 struct PlanFilter {
-  std::optional<int> tp, pp, dp, zero, mbs, vpp, cp;
+  std::optional<int> tp, pp, dp, zero, mbs, vpp, cp, ep;
   std::optional<models::Schedule> schedule;
   std::optional<models::Recompute> recompute;
   std::optional<models::Precision> precision;
@@ -71,6 +73,10 @@ struct SearchSpace {
   int max_mbs = 8;
   int max_vpp = 8;
   int max_cp = 8;  ///< largest context-parallel degree tried
+  /// Largest expert-parallel degree tried (MoE models; 0: up to the experts). ep divides the experts and,
+  /// with base.etp, the ranks of a pipeline stage (tp cp dp); etp, moe_dispatcher, moe_imbalance and
+  /// moe_a2a_overlap come from `base`.
+  int max_ep = 0;
   /// cp is tried only while each CP rank keeps at least this many tokens of a sequence (seq_len / cp):
   /// below it the ring's attention blocks are too short to hide their exchange, the regime where
   /// Megatron-Core's guidance does not use CP, and the search stays small for short sequences.

@@ -74,11 +74,12 @@ enum class BreakdownPart : std::uint8_t {
   zero_comm,
   pp_comm,
   cp_comm,
+  ep_comm,
   other_comm,
   host_wait,
   bubble
 };
-inline constexpr int kNumBreakdownParts = 14;
+inline constexpr int kNumBreakdownParts = 15;
 const char* breakdown_part_name(BreakdownPart p);
 
 struct Breakdown {

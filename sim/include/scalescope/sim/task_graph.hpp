@@ -26,7 +26,7 @@ enum class TaskKind : std::uint8_t { compute, collective, send, recv, delay };
 inline constexpr int kNumTaskKinds = 5;
 
 /// What a task counts as in the breakdown. forward..optimizer and `other` on compute/delay tasks
-/// are compute-like; tp_comm..cp_comm and `other` on collective/send/recv tasks are communication;
+/// are compute-like; tp_comm..ep_comm and `other` on collective/send/recv tasks are communication;
 /// `host` marks the framework's host thread issuing kernels (host_dispatch.hpp), not GPU work.
 enum class TaskCategory : std::uint8_t {
   forward,
@@ -39,10 +39,11 @@ enum class TaskCategory : std::uint8_t {
   zero_comm,
   pp_comm,
   cp_comm,  ///< context-parallel attention exchanges (K/V ring, all-gather, Ulysses all-to-all)
+  ep_comm,  ///< expert-parallel token dispatch and combine (MoE all-to-all / all-gather, expert-TP)
   other,
   host
 };
-inline constexpr int kNumTaskCategories = 12;
+inline constexpr int kNumTaskCategories = 13;
 
 const char* task_kind_name(TaskKind k);
 const char* task_category_name(TaskCategory c);

@@ -11,6 +11,14 @@
 // (grad_sync_dtype fp32; bf16 for Nemotron-340B as its config says) and in bf16 for Megatron-Bridge
 // (grad_reduce_in_fp32 false in its performance recipes); Llama 3.1 405B with Megatron's
 // account_for_embedding/loss_in_pipeline_split as pp_layout "Et|(tt|)*(pp vp - 2)tL".
+// MoE rows (status "moe": DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B) add the row's ep with the recipes'
+// expert_tensor_parallel_size=1 and their dispatcher (flex: HybridEP for DeepSeek-V3 and Qwen3-30B, alltoall for
+// Qwen3-235B; Megatron-Bridge scripts/performance/configs:
+// deepseek_workload_base_configs.py, qwen3_workload_base_configs.py), moe_a2a_overlap as the recipe sets it
+// (Qwen3-235B on H100: true; the others false), balanced routing (moe_imbalance 1: the recipes train
+// dropless with the auxiliary-loss / bias balancing), FP8-blockwise rows with the blockwise recipe, and for
+// DeepSeek-V3 the recipe's pipeline layout "Et|(tt|)*30mL" without the multi-token-prediction layer `m`
+// (not modelled: the prediction misses that layer).
 // Cluster: topologies/h100-rail-ndr.json (DGX H100, 8 x 400 Gb/s NDR rail-optimized fabric, as NVIDIA's
 // EOS) with ceil(gpus / 8) nodes; datasheet compute and collective parameters unless a calibration
 // profile is given.
@@ -35,6 +43,8 @@ struct NemoRow {
   std::optional<double> tokens_per_s;  ///< per GPU, as published (absent on the long-sequence page)
   double tflops = 0;                   ///< model TFLOP/s per GPU, as published
   bool dense() const { return status == "dense"; }
+  bool moe() const { return status == "moe"; }
+  bool checked() const { return dense() || moe(); }
 };
 
 /// Reads h100_published.csv (errors name the file, line and column).
@@ -49,6 +59,24 @@ Expected<models::ModelSpec> nemo_model(const NemoRow& row, const std::filesystem
 
 /// The plan as NeMo / Megatron-Bridge ran the row (header comment).
 models::Plan nemo_plan(const NemoRow& row, const models::ModelSpec& spec);
+
+/// DeepSeek-V3's own pre-training run (DeepSeek-V3 technical report, arXiv 2412.19437): 180K H800 GPU hours per
+/// trillion tokens on 2,048 H800 GPUs, i.e. 10^12 / (180,000 x 3,600) = 1,543.2 tokens/s per GPU; the layout of
+/// its section 3.2 (PP 16 with DualPipe, EP 64 over 8 nodes, ZeRO-1 DP 128, no TP), FP8 with 1x128 / 128x128 block
+/// scaling, sequence 4096, the batch of 15,360 sequences after the ramp; on topologies/h800-ndr-multiplane.json.
+/// Approximations (docs/moe.md): DualPipe as 1F1B with the all-to-alls beside the compute; node-limited routing
+/// (at most 4 nodes per token) and FP8 dispatch not modelled (the exchanges are priced larger); no MTP module.
+struct DeepSeekV3Check {
+  static constexpr double kPublishedTokensPerGpu = 1e12 / (180000.0 * 3600.0);
+  std::string plan, compute_source, skipped;
+  double predicted = 0, memory_GiB = 0;
+  Breakdown breakdown;
+  double error() const { return predicted / kPublishedTokensPerGpu - 1.0; }
+};
+/// The plan of that run.
+models::Plan deepseek_v3_report_plan();
+/// Predicts it with `calibration` (load_hardware_models; e.g. "h100-gpu": the H800 is the H100's GH100 die).
+Expected<DeepSeekV3Check> run_deepseek_v3_check(const std::string& calibration);
 
 struct NemoPoint {
   NemoRow row;
@@ -69,17 +97,22 @@ struct NemoOptions {
   /// kernel rates of the same GH100 die as the H100, until an H100 profile exists).
   std::string compare_calibration;
   int threads = 2;
+  /// Calibration for the DeepSeek-V3 report check on H800 (empty: not run).
+  std::string deepseek_v3_calibration = "h100-gpu";
 };
 
 struct NemoValidation {
-  std::vector<NemoPoint> points;    ///< the dense rows
+  std::vector<NemoPoint> points;    ///< the dense and MoE rows
   std::vector<NemoRow> excluded;    ///< rows not checked, with their status
   std::string compute_source, collective_source, compare_source;
-  double median_abs_error = 0, worst_error = 0;  ///< over the points with a prediction (signed worst)
+  double median_abs_error = 0, worst_error = 0;  ///< over the dense points with a prediction (signed worst)
+  double moe_median_abs_error = 0, moe_worst_error = 0;  ///< over the MoE points
+  int moe_points = 0;
   double compare_median_abs_error = 0, compare_worst_error = 0;  ///< the same for `compared`
+  std::optional<DeepSeekV3Check> deepseek_v3;  ///< the report's own run (NemoOptions::deepseek_v3_calibration)
 };
 
-/// Predicts every dense row of `data_dir`/h100_published.csv; progress on stderr.
+/// Predicts every dense and MoE row of `data_dir`/h100_published.csv; progress on stderr.
 Expected<NemoValidation> run_nemo_validation(const std::filesystem::path& data_dir, const NemoOptions& options = {});
 
 /// The Markdown report (validation/nemo/REPORT.md).
