@@ -18,13 +18,13 @@ export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 fail=0
 run() { local name=$1; shift; echo "== $name: $*"; if "$@" > $W/$name.log 2>&1; then echo "   ok"; else echo "   FAILED (exit $?), $W/$name.log:"; tail -30 $W/$name.log; fail=1; fi; }
 
-# Tiny models of every kind (run_points.TINY), for the traces.
+# Tiny models of every kind (tiny.TINY), for the traces.
 $PY - "$W" <<'EOF'
 import json, os, sys
 sys.path.insert(0, "validation/blind24")
-import run_points
+import tiny
 w = sys.argv[1]
-for k, cfg in run_points.TINY.items():
+for k, cfg in tiny.TINY.items():
     if k == "moe":
         cfg = dict(cfg, experts=8, top_k=2)
     json.dump(cfg, open(os.path.join(w, f"{k}.json"), "w"))
@@ -59,4 +59,5 @@ run nccl-modes $PY -m torch.distributed.run --standalone --nproc-per-node 4 vali
 if [ -x "$SS" ]; then
   for f in $W/nccl/*.log; do run import-$(basename $f .log) $SS import nccl-tests $f -o ${f%.log}.json; done
 fi
+run report-arithmetic $PY validation/blind24/check_report.py
 exit $fail

@@ -25,7 +25,7 @@ import families  # noqa: E402  (puts validation/programs and validation/harness 
 import parallel  # noqa: E402
 import points as P  # noqa: E402
 import programs  # noqa: E402
-import run_points  # noqa: E402
+import tiny  # noqa: E402
 
 TOL = {"loss": 1e-2, "gradients": 6e-2}
 failed = []
@@ -148,13 +148,13 @@ def main():
     d = "/tmp/blind24-equivalence"
     os.makedirs(d, exist_ok=True)
     n = ctx.world
-    ep_point = run_points.tiny_point(P.by_id(f"moe.ep.n{n}"), d)
+    ep_point = tiny.point(P.by_id(f"moe.ep.n{n}"), d)
     check_moe_ep(ctx, ep_point.model)
     for pid in (f"gpt-ln.tp.n{n}", f"hf-llama.tp.n{n}"):
-        p = run_points.tiny_point(P.by_id(pid), d)
+        p = tiny.point(P.by_id(pid), d)
         check_tp(ctx, dataclasses.replace(p, mbs=2))
     for pid in (f"gpt-ln.pp-gpipe.n{n}", f"gpt-ln.pp-1f1b.n{n}", f"hf-llama.pp-1f1b.n{n}"):
-        check_pp(ctx, run_points.tiny_point(P.by_id(pid), d))
+        check_pp(ctx, tiny.point(P.by_id(pid), d))
     ok = torch.tensor([len(failed)], dtype=torch.float64)
     dist.all_reduce(ok)
     dist.destroy_process_group()

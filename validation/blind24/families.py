@@ -79,12 +79,14 @@ def build_single(point, ctx, x, y):
 def build_ddp(point, ctx, x, y, group=None, prog=None, ignore=()):
     from torch.nn.parallel import DistributedDataParallel as DDP
     prog = prog or make_program(point, ctx, routing=point.routing or "balanced")
-    if ignore:
-        DDP._set_params_and_buffers_to_ignore_for_model(prog.model, list(ignore))
+    counters = prog.model.counter_buffer_names() if point.program == "moe" else []
+    if ignore or counters:
+        DDP._set_params_and_buffers_to_ignore_for_model(prog.model, list(ignore) + counters)
     ddp = DDP(prog.model, bucket_cap_mb=25, process_group=group, **parallel.ddp_kwargs(ctx))
     opt = prog.optimizer(prog.model.parameters())
     notes = prog.notes + ["DDP bucket_cap_mb=25, gradients reduced in the parameters' dtype"
-                          + (f", {len(ignore)} expert parameters left out (not reduced)" if ignore else "")]
+                          + (f", {len(ignore)} expert parameters left out (not reduced)" if ignore else "")
+                          + (", the MoE routing counters not broadcast" if counters else "")]
     return Runner(accumulate(prog, ddp, opt, micro_batches(x, y, point.mbs), no_sync=ddp.no_sync), notes,
                   [ddp, prog, opt], moe_stats(point, prog.model, ctx))
 
@@ -272,7 +274,8 @@ def moe_stats(point, model, ctx):
         if dist.is_initialized() and ctx.world > 1:
             dist.all_reduce(counts)
         per_expert = (counts.max(1).values / counts.mean(1)).tolist()
-        out = {"expert_max_over_mean_per_layer": [round(v, 4) for v in per_expert]}
+        out = {"expert_max_over_mean_per_layer": [round(v, 4) for v in per_expert],
+               "assignments_counted": int(counts[0].sum().item())}  # steps x tokens x top_k x ranks
         if point.ep > 1:
             per_rank = counts.view(counts.shape[0], point.ep, -1).sum(2)
             out["rank_max_over_mean_per_layer"] = [round(v, 4) for v in

@@ -111,7 +111,8 @@ def fabric_floors(path):
 
 def markdown(preds, rows, summary, floors, fabric):
     p0 = preds[0]
-    cols = " | ".join(f"predicted ({os.path.basename(x.get('calibration', '?'))}) | error" for x in preds)
+    cols = " | ".join("predicted ({}) | error".format(",".join(os.path.basename(c) for c in
+                                                            x.get("calibration", "?").split(","))) for x in preds)
     lines = [f"### Issue 24, part {p0['part']}: {p0.get('gpu', '')}, predictions by commit {p0['commit']} "
              f"({p0['predicted_utc']}), calibration `{p0['calibration']}`", "",
              f"| point | GPUs | plan | measured (s) | {cols} | memory measured / predicted (GiB) |",

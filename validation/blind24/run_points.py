@@ -9,7 +9,7 @@ is the median. Peak torch.cuda.max_memory_allocated (max over ranks) is counted 
 A point whose estimate no longer fits before --deadline is skipped (all ranks agree); a point that raises is
 recorded as failed and the next one runs. Rank 0 writes DIR/measured/ID.json per point (atomically) and
 DIR/summary-PART-nN.json after every point.
---device cpu --tiny runs the same code with gloo on tiny models (tests/test_blind24.py): a functional check only.
+--device cpu --tiny runs the same code with gloo on tiny models (check_cpu.sh): a functional check only.
 """
 import argparse
 import dataclasses
@@ -26,6 +26,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import points as P  # noqa: E402  (no torch)
+import tiny  # noqa: E402
 
 
 def write_json(path, doc):
@@ -39,38 +40,6 @@ def write_json(path, doc):
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-TINY = {
-    "gpt": {"name": "gpt-tiny", "layers": 4, "hidden": 64, "heads": 4, "kv_heads": 4, "ffn_hidden": 128, "ffn": "gelu",
-            "norm": "layernorm", "bias": True, "vocab": 512, "tied_embeddings": False, "seq_len": 256,
-            "positional": "none"},
-    "llama": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
-              "intermediate_size": 128, "num_attention_heads": 8, "num_key_value_heads": 4, "num_hidden_layers": 4,
-              "vocab_size": 512, "max_position_embeddings": 256, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
-              "hidden_act": "silu", "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
-              "torch_dtype": "float32"},
-    "moe": {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn_hidden": 32, "ffn": "swiglu",
-            "norm": "rmsnorm", "bias": False, "vocab": 512, "tied_embeddings": False, "seq_len": 256,
-            "positional": "rope", "moe_ffn_hidden": 32, "shared_experts": 0, "first_dense_layers": 0,
-            "moe_layer_freq": 1, "capacity_factor": 0, "router_dtype": "bf16"},
-}
-
-
-def tiny_point(p, d):
-    """The point on a tiny model of the same kind (written into d), short sequences: for CPU checks."""
-    if p.model in (P.GPT, P.GPT_CP):
-        cfg, name = dict(TINY["gpt"]), "gpt-tiny.json"
-    elif p.model == P.LLAMA:
-        cfg, name = dict(TINY["llama"]), "llama-tiny.json"
-    else:
-        with open(p.model) as f:
-            real = json.load(f)
-        cfg = dict(TINY["moe"], experts=real["experts"], top_k=real["top_k"], name=f"moe-tiny-{real['experts']}")
-        name = f"moe-tiny-e{real['experts']}k{real['top_k']}.json"
-    path = os.path.join(d, name)
-    write_json(path, cfg)
-    return dataclasses.replace(p, model=path, seq=64 if p.family == "cp" else 32, est_s=2.0)
 
 
 def environment(torch, device):
@@ -137,7 +106,7 @@ def main():
     ap.add_argument("--part", required=True, choices=["A", "B"])
     ap.add_argument("--gpus", type=int, default=None, help="world size (default WORLD_SIZE or 1)")
     ap.add_argument("--only", default="", help="comma list of point ids (default: all of the part and world size)")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", default="", help="output folder (required unless --list)")
     ap.add_argument("--deadline", type=float, default=None, help="unix time by which to finish (default +600 s)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=6)
@@ -154,6 +123,8 @@ def main():
             print(f"{p.id:36s} est {p.est_s:4.0f} s  {p.plan()}")
         print(f"# {len(pts)} points, estimated {sum(p.est_s for p in pts):.0f} s")
         return 0
+    if not a.out:
+        ap.error("--out is required")
     deadline = a.deadline or time.time() + 600
     import torch
     import torch.distributed as dist
@@ -172,7 +143,7 @@ def main():
         dist.init_process_group("gloo", timeout=timeout, rank=rank, world_size=world)
     ctx = parallel.Ctx(device, rank, world)
     if a.tiny:
-        pts = [tiny_point(p, os.path.join(a.out, "tiny-models")) for p in pts]
+        pts = [tiny.point(p, os.path.join(a.out, "tiny-models")) for p in pts]
     env = environment(torch, device)
     summary_path = os.path.join(a.out, f"summary-{a.part}-n{world}.json")
     summary = {"part": a.part, "gpus": world, "environment": env, "warmup": a.warmup, "steps": a.steps,

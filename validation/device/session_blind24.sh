@@ -33,14 +33,23 @@ case "$PART" in A|B) ;; *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-555}
-PY=python3
+PY=${PY:-python3}
+TORCHRUN=torchrun; TRACE_ARGS=""; RUN_ARGS=""; NCCL_ARGS=""
+if [ -n "${BLIND24_CPU_TEST:-}" ]; then  # a dry run of this script on a CPU machine (validation/blind24/check_session_cpu.sh)
+  TORCHRUN="$PY -m torch.distributed.run"; TRACE_ARGS="--device cpu"
+  RUN_ARGS="--device cpu --tiny --warmup 1 --steps 2"; NCCL_ARGS="--device cpu --max-bytes 64K --iters 3"
+fi
 # Stage estimates (s): from points.py (points' est_s, traces' est_s) plus process starts; printed first.
 EST=$($PY validation/blind24/points.py --estimate $PART) || { echo "points.py failed" >&2; exit 2; }
 echo "$EST"
 [ $ESTIMATE = 1 ] && exit 0
 
 D=/tmp/blind24-$PART; rm -rf $D; mkdir -p $D/traces $D/measured $D/nccl
-source validation/device/guard.sh
+if [ -n "${BLIND24_CPU_TEST:-}" ]; then
+  device_environment() { { date -u; nvidia-smi; $PY -c 'import torch; print("torch", torch.__version__)'; } > "$1" 2>&1; }
+else
+  source validation/device/guard.sh  # stops leftover harness workers, refuses busy GPUs, device_environment
+fi
 LOG=$D/session.log
 echo "$EST" > $D/estimates.txt
 TAG=unknown
@@ -88,7 +97,7 @@ CAL=$GPUCAL; [ -s $D/fabric.json ] && CAL="$GPUCAL,$D/fabric.json"
 # 2. traces (+ host-bound timing)
 while IFS=$'\t' read -r key prog model mbs seq envs; do
   stage trace-$key 120 env $envs $PY validation/programs/run_steps.py trace --program $prog --model $model \
-    --mbs $mbs --seq $seq --out $D/traces --name $key-mbs$mbs-seq$seq --host-shape 1x32
+    --mbs $mbs --seq $seq --out $D/traces --name $key-mbs$mbs-seq$seq --host-shape 1x32 $TRACE_ARGS
 done < <($PY validation/blind24/points.py --traces $PART)
 
 # 3. predictions, before anything is measured
@@ -108,10 +117,10 @@ measure_n() {  # measure_n N: this world size's points, leaving 70% of the estim
   local n=$1 launcher reserve dl
   [ "$($PY $RP --gpus $n --list | tail -1 | awk '{print $2}')" = 0 ] && return 0
   reserve=$(( $($PY validation/blind24/points.py --after $PART measure-n$n) * 7 / 10 ))
-  [ $n = 1 ] && launcher="$PY" || launcher="torchrun --standalone --nproc-per-node $n"
+  [ $n = 1 ] && launcher="$PY" || launcher="$TORCHRUN --standalone --nproc-per-node $n"
   for try in 1 2; do
     dl=$(( $(date +%s) + $(left) - reserve ))
-    stage measure-n$n-try$try $(( $(left) - reserve + 30 )) $launcher $RP --gpus $n --deadline $dl \
+    stage measure-n$n-try$try $(( $(left) - reserve + 30 )) $launcher $RP --gpus $n --deadline $dl $RUN_ARGS \
       $([ $try = 2 ] && echo --resume) && break
     [ $(( $(left) - reserve )) -gt 40 ] || break  # a launch that died: resume once if time is left
   done
@@ -122,7 +131,8 @@ measure_n 4
 
 # 6. NCCL launch modes (part A)
 if [ $PART = A ]; then
-  stage nccl-per-process 60 torchrun --standalone --nproc-per-node 4 validation/blind24/nccl_modes.py --out $D/nccl
+  stage nccl-per-process 60 $TORCHRUN --standalone --nproc-per-node 4 validation/blind24/nccl_modes.py --out $D/nccl \
+    $NCCL_ARGS
   if [ -s devbin/nccl-tests.tar.gz ]; then
     tar xzf devbin/nccl-tests.tar.gz -C /tmp && cp /tmp/nccl-tests/BUILD $D/nccl/nccl-tests-BUILD
     for n in 2 4; do for op in all_reduce all_gather reduce_scatter alltoall; do

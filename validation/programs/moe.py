@@ -201,6 +201,10 @@ class MoeLM(nn.Module):
     def expert_param_names(self):
         return [n for n, _ in self.named_parameters() if ".moe.experts." in n]
 
+    def counter_buffer_names(self):
+        """The routing counters: each rank's own (DDP must not broadcast rank 0's over them)."""
+        return [n for n, _ in self.named_buffers() if n.endswith("tokens_per_expert")]
+
     def notes(self):
         c = self.cfg
         return [f"MoE {c['experts']} experts top-{c['top_k']}, expert ffn {c['moe_ffn_hidden']}, routing "
