@@ -247,12 +247,22 @@ def build_cp(point, ctx, x, y):
     notes = prog.notes + [f"context_parallel over {ctx.world} ranks, rotate method {point.cp_rotate}, head-tail "
                           "load balance; DDP (bucket 25 MB) all-reduces the gradients over the CP ranks"]
 
+    sdpa = F.scaled_dot_product_attention
+
     def step():
         opt.zero_grad(set_to_none=True)
         xb, yb = x.clone(), y.clone()  # context_parallel shards its buffers in place
-        with context_parallel(mesh, buffers=[xb, yb], buffer_seq_dims=[1, 1], no_restore_buffers={xb, yb}):
-            loss = prog.loss(ddp, xb, yb)
-            loss.backward()
+        try:
+            with context_parallel(mesh, buffers=[xb, yb], buffer_seq_dims=[1, 1], no_restore_buffers={xb, yb}):
+                loss = prog.loss(ddp, xb, yb)
+                loss.backward()
+        except BaseException:
+            # torch 2.11's context_parallel has no try/finally around its yield: an exception inside leaves SDPA
+            # patched and the DTensor CP handlers on, which would break every later point of this launch.
+            if F.scaled_dot_product_attention is not sdpa:
+                from torch.distributed.tensor.experimental._context_parallel import _attention as cpa
+                cpa._disable_context_parallel_dispatcher_impl()
+            raise
         opt.step()
         return loss.detach()
     return Runner(step, notes, [ddp, prog, opt])

@@ -120,9 +120,9 @@ def markdown(preds, rows, summary, floors, fabric):
     for r in sorted(rows, key=lambda r: (r["group"], r["id"])):
         tag = " (trace shape)" if r["anchored"] else ""
         if "measured" not in r:
-            lines.append(f"| {r['id']}{tag} | {r['gpus']} | `{r['plan']}` | not measured |")
+            lines.append(f"| {r['id']}{tag} | {r['gpus']} | `{r['plan']}` | not measured |" + " |" * (2 * len(preds) + 1))
             continue
-        pe = " | ".join(f"{x:.4f} | {fmt_err(e)}" if x else f"{r.get('predict_error') or 'n/a'} |"
+        pe = " | ".join(f"{x:.4f} | {fmt_err(e)}" if x else f"{(r.get('predict_error') or 'n/a')[:80]} | n/a"
                         for x, e in zip(r["predicted"], r["errors"]))
         mem = f"{r['memory_measured']:.2f} / " + (f"{r['memory_predicted']:.2f} ({fmt_err(r['memory_error'])})"
                                                   if "memory_predicted" in r else "n/a")

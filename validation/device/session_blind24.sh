@@ -17,7 +17,7 @@
 #     GPUs (nccl-tests -g N, built by validation/blind24/build_nccl_tests.sh into devbin/nccl-tests.tar.gz);
 #  7. the report (validation/blind24/report.py): section for validation/REPORT.md and JSON.
 # Needs devbin/ (carried): scalescope, scalescope-calibrate, COMMIT, nccl-tests.tar.gz (optional). Every stage has a
-# timeout and the whole part a budget (BUDGET_S, default 555 s from the script's start); points that no longer fit
+# timeout and the whole part a budget (BUDGET_S, default 540 s from the script's start); points that no longer fit
 # are skipped in their order of importance. Everything lands in $OUT/blind24-PART-TAG.tar.gz, repacked after every
 # stage, plus predictions-PART.json and report-PART.md beside it (3 files).
 set -uo pipefail
@@ -32,7 +32,7 @@ done
 case "$PART" in A|B) ;; *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
-BUDGET=${BUDGET_S:-555}
+BUDGET=${BUDGET_S:-540}
 PY=${PY:-python3}
 TORCHRUN=torchrun; TRACE_ARGS=""; RUN_ARGS=""; NCCL_ARGS=""
 if [ -n "${BLIND24_CPU_TEST:-}" ]; then  # a dry run of this script on a CPU machine (validation/blind24/check_session_cpu.sh)
