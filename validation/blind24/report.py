@@ -140,6 +140,13 @@ def markdown(preds, rows, summary, floors, fabric):
                    (": met" if ok else ": NOT met")
         lines.append(f"- {name}: median |error| {100 * s['median']:.1f}%, p90 {100 * s['p90']:.1f}%, max "
                      f"{100 * s['max']:.1f}% (n={s['n']}){goal}")
+    fams = {}
+    for r in rows:
+        if r.get("errors") and r["errors"][0] is not None and not r["anchored"]:
+            fams.setdefault(f"{r['id'].split('.')[0]} {P.by_id(r['id']).family}", []).append(abs(r["errors"][0]))
+    if fams:
+        lines.append("- per program and family, median |error|: " + ", ".join(
+            f"{k} {100 * statistics.median(v):.1f}% (n={len(v)})" for k, v in sorted(fams.items())))
     fp8 = [r for r in rows if r.get("from_bf16_stack_error") is not None]
     if fp8:
         e = [abs(r["from_bf16_stack_error"]) for r in fp8]
