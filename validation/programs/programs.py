@@ -9,8 +9,16 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
   hf-llama  Hugging Face transformers' LlamaForCausalLM from a config.json (attn_implementation="sdpa"): fp32
             parameters, torch.autocast(bfloat16), labels passed to the model (its own shifted, fp32-upcast loss),
             torch.optim.AdamW with its defaults.
+  gpt-ln-fp8  gpt-ln with the transformer layers' linears in FP8 (fp8_linear.py: torch._scaled_mm, tensorwise
+            dynamic scaling, e4m3 forward / e5m2 gradients); embedding and LM head bf16.
+  moe       a Mixtral-style MoE decoder (moe.py, scalescope native model JSON with the MoE keys): pure bf16, AdamW
+            like gpt-ln; experts via torch._grouped_mm; routing from $MOE_ROUTING (balanced, the default, or
+            learned).
+  *-fsdp    gpt-ln-fsdp, hf-llama-fsdp, moe-fsdp: the program under FSDP2 (ZeRO-3: fsdp_wrap) on a one-process
+            group, for the trace that describes its ZeRO-2/3 runs.
   harness   validation/harness's Llama (family single: fp32 params + autocast, fused AdamW; or zero3: FSDP2 bf16
             on a one-process group), from validation/models/*.json; for the harness's own traces.
+Models are built on the device they run on. validation/blind24 runs the same Programs (make()) on several GPUs.
 `layers` (optional) builds the model with fewer layers than its file says (a trace needs a few layers only).
 """
 import contextlib
@@ -23,12 +31,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
 
 class GptBlock(nn.Module):
     def __init__(self, h, heads, f):
         super().__init__()
-        self.heads = heads
+        self.head_dim = h // heads
         self.ln1 = nn.LayerNorm(h)
         self.qkv = nn.Linear(h, 3 * h)
         self.proj = nn.Linear(h, h)
@@ -37,11 +46,13 @@ class GptBlock(nn.Module):
         self.fc2 = nn.Linear(f, h)
 
     def forward(self, x):
-        b, s, h = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(h, dim=-1)
-        q, k, v = (t.view(b, s, self.heads, h // self.heads).transpose(1, 2) for t in (q, k, v))
+        b, s, _ = x.shape
+        # chunk(3) and -1 heads: under tensor parallelism (validation/blind24) qkv's output is this rank's 3h/tp
+        # columns, read as q, k, v of heads/tp heads; on one GPU the same views as split(h) (no other kernel).
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        q, k, v = (t.view(b, s, -1, self.head_dim).transpose(1, 2) for t in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).contiguous().view(b, s, h))
+        x = x + self.proj(y.transpose(1, 2).contiguous().view(b, s, -1))
         return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
@@ -67,57 +78,145 @@ def _load(path):
         return json.load(f)
 
 
-def build_gpt_ln(model_file, layers, device):
+class Program:
+    """One training program, so that one-GPU steps and the multi-GPU families of validation/blind24 share it:
+    `model` (built on `device`), `loss(model, x, y)` (forward and loss, under the program's autocast if any),
+    `optimizer(params)`, `blocks(model)` (its transformer layers, for FSDP units and pipeline stages)."""
+
+    def __init__(self, name, model, cfg, vocab, notes, loss, optimizer, blocks, precision):
+        self.name, self.model, self.cfg, self.vocab, self.notes = name, model, cfg, vocab, notes
+        self.loss, self.optimizer, self.blocks, self.precision = loss, optimizer, blocks, precision
+
+
+def param_groups(params):
+    """DTensor and plain parameters in separate groups: foreach/fused kernels cannot mix them in one call."""
+    from torch.distributed.tensor import DTensor
+    params = [p for p in params if p.requires_grad]
+    dt = [p for p in params if isinstance(p, DTensor)]
+    pl = [p for p in params if not isinstance(p, DTensor)]
+    return [g for g in ({"params": dt}, {"params": pl}) if g["params"]]
+
+
+def make_gpt_ln(model_file, layers, device, fp8=False):
     cfg = _load(model_file)
     if layers:
         cfg["layers"] = layers
     torch.manual_seed(0)
-    model = GptLn(cfg).to(device=device, dtype=torch.bfloat16)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1)
+    with torch.device(device):  # initialised where it runs (the same parameters' layout as building on the CPU)
+        model = GptLn(cfg).to(dtype=torch.bfloat16)
+    notes = ["pure bf16 params/grads/AdamW (foreach)", "loss on bf16 logits"]
+    if fp8:
+        import fp8_linear
+        n = fp8_linear.convert_blocks(model.blocks)
+        notes.append(f"FP8: {n} linears of the transformer layers (qkv, proj, fc, fc2) as fp8_linear.Float8Linear "
+                     f"({fp8_linear.RECIPE}); embedding and LM head bf16")
 
-    def step(x, y):
-        opt.zero_grad(set_to_none=True)
-        loss = model(x, y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return step, cfg["vocab"], cfg, ["pure bf16 params/grads/AdamW (foreach)", "loss on bf16 logits"]
+    def optimizer(params):
+        return torch.optim.AdamW(param_groups(params), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1)
+    return Program("gpt-ln-fp8" if fp8 else "gpt-ln", model, cfg, cfg["vocab"], notes, lambda m, x, y: m(x, y),
+                   optimizer, lambda m: list(m.blocks), "fp8" if fp8 else "bf16")
 
 
-def build_hf_llama(config_file, layers, device):
+def make_hf_llama(config_file, layers, device):
     from transformers import AutoModelForCausalLM, LlamaConfig
     cfg = LlamaConfig.from_json_file(config_file)
     if layers:
         cfg.num_hidden_layers = layers
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").to(device=device, dtype=torch.float32)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").to(dtype=torch.float32)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ac = torch.autocast(device.type, dtype=torch.bfloat16)
 
-    def step(x, y):
-        opt.zero_grad(set_to_none=True)
-        with ac:
-            loss = model(input_ids=x, labels=y).loss
-        loss.backward()
-        opt.step()
-        return loss.detach()
+    def loss(m, x, y):
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            return m(input_ids=x, labels=y).loss
+
+    def optimizer(params):
+        return torch.optim.AdamW(param_groups(params), lr=1e-4)
     import transformers
     notes = [f"transformers {transformers.__version__} LlamaForCausalLM, sdpa", "fp32 params, bf16 autocast",
              "torch.optim.AdamW defaults"]
-    return step, cfg.vocab_size, cfg.to_dict(), notes
+    return Program("hf-llama", model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer,
+                   lambda m: list(m.model.layers), "mixed")
 
 
-def build_harness(family, model_file, layers, device):
-    sys.path.insert(0, os.path.join(HERE, "..", "harness"))
-    import parallel
-    import plans
+def make_moe(model_file, layers, device, routing=None, ep_group=None):
+    import moe
+    cfg = moe.load_config(model_file)
+    if layers:
+        cfg["layers"] = layers
+    torch.manual_seed(0)
+    model = moe.MoeLM(cfg, device, routing=routing or os.environ.get("MOE_ROUTING", "balanced"), ep_group=ep_group)
+
+    def optimizer(params):
+        return torch.optim.AdamW(param_groups(params), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1)
+    return Program("moe", model, cfg, cfg["vocab"], model.notes(), lambda m, x, y: m(x, y), optimizer,
+                   lambda m: list(m.layers), "bf16")
+
+
+def make(program, model_file, layers=0, device=None, routing=None, ep_group=None):
+    """The Program of a name: gpt-ln, gpt-ln-fp8, hf-llama, moe (the -fsdp variants wrap these: fsdp_wrap).
+    routing / ep_group: the MoE program's routing mode (default $MOE_ROUTING or balanced) and expert-parallel
+    group (None: every expert on this rank); the other programs have neither."""
+    device = device or torch.device("cuda")
+    base = program[:-len("-fsdp")] if program.endswith("-fsdp") else program
+    if base in ("gpt-ln", "gpt-ln-fp8"):
+        return make_gpt_ln(model_file, layers, device, fp8=base == "gpt-ln-fp8")
+    if base == "hf-llama":
+        return make_hf_llama(model_file, layers, device)
+    if base == "moe":
+        return make_moe(model_file, layers, device, routing, ep_group)
+    raise SystemExit(f"unknown program '{program}'")
+
+
+def fsdp_wrap(prog, mesh, reshard_after_forward):
+    """FSDP2 (fully_shard) per transformer layer and the root, as users shard these programs: the pure-bf16 ones
+    (gpt-ln, moe) with FSDP2's default policy (bf16 all-gather and reduce-scatter), hf-llama with
+    MixedPrecisionPolicy(param bf16, reduce fp32) under its own autocast (fp32 sharded parameters and AdamW)."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    kw = {"mesh": mesh, "reshard_after_forward": reshard_after_forward}
+    if prog.precision == "mixed":
+        kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for block in prog.blocks(prog.model):
+        fully_shard(block, **kw)
+    fully_shard(prog.model, **kw)
+    prog.notes.append(f"FSDP2 fully_shard per layer + root, reshard_after_forward={reshard_after_forward}" +
+                      (", MixedPrecisionPolicy(param bf16, reduce fp32)" if "mp_policy" in kw else
+                       ", bf16 parameters: bf16 all-gather and reduce-scatter"))
+    return prog
+
+
+def init_one_process_group(device):
     import torch.distributed as dist
     if not dist.is_initialized():
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29517")
         backend = "nccl" if device.type == "cuda" else "gloo"
         dist.init_process_group(backend, rank=0, world_size=1, **({"device_id": device} if device.type == "cuda" else {}))
+
+
+def build_program(program, model_file, layers, device):
+    prog = make(program, model_file, layers, device)
+    if program.endswith("-fsdp"):  # ZeRO-3 on a one-process group: the trace of FSDP2's own kernels
+        init_one_process_group(device)
+        from torch.distributed.device_mesh import init_device_mesh
+        fsdp_wrap(prog, init_device_mesh(device.type, (1,)), True)
+    model, opt = prog.model, prog.optimizer(prog.model.parameters())
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = prog.loss(model, x, y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return step, prog.vocab, prog.cfg, prog.notes
+
+
+def build_harness(family, model_file, layers, device):
+    sys.path.insert(0, os.path.join(HERE, "..", "harness"))
+    import parallel
+    import plans
+    init_one_process_group(device)
     mcfg = plans.load_model_json(model_file)
     if layers:
         mcfg["layers"] = layers
@@ -139,13 +238,9 @@ def build_harness(family, model_file, layers, device):
 def build(program, model_file, layers=0, device=None):
     """Returns (step(x, y), vocab, config dict, notes)."""
     device = device or torch.device("cuda")
-    if program == "gpt-ln":
-        return build_gpt_ln(model_file, layers, device)
-    if program == "hf-llama":
-        return build_hf_llama(model_file, layers, device)
     if program in ("harness-single", "harness-zero3"):
         return build_harness(program.split("-")[1], model_file, layers, device)
-    raise SystemExit(f"unknown program '{program}' (gpt-ln, hf-llama, harness-single, harness-zero3)")
+    return build_program(program, model_file, layers, device)
 
 
 def sdpa_context(program, device):

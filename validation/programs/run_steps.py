@@ -2,6 +2,9 @@
 """Records a one-GPU PyTorch profiler trace of a training program, or times it at several (micro-batch, seq) shapes.
 
   run_steps.py trace   --program P --model FILE --mbs B --seq S [--layers N] --out DIR [--name NAME]
+                       [--host-shape 1x32 [--host-steps 20]]
+      (--host-shape: first the unprofiled host-bound timing the importer needs, in the same process, to
+      DIR/NAME.host.json in the format of `measure`; then as follows.)
       3 warm-up steps, 8 unprofiled steps (wall time per step, each step synchronised; the peak of
       torch.cuda.max_memory_allocated over them), then torch.profiler over 3 steps (schedule wait 1, warm-up 1,
       active 1) with activities CPU + CUDA, record_shapes=True, profile_memory=True -- the settings a user would
@@ -71,8 +74,23 @@ def write_json(path, doc):
     os.replace(tmp, path)
 
 
+def host_timing(a, step, vocab, device, notes):
+    """The unprofiled host-bound timing (--host-shape, GPU idle) the importer needs, in the format of `measure`."""
+    mbs, seq = (int(v) for v in a.host_shape.lower().split("x"))
+    x, y = batch(vocab, mbs, seq, device)
+    with programs.sdpa_context(a.program, device):
+        timed_steps(step, x, y, device, 3)
+        walls = timed_steps(step, x, y, device, a.host_steps)
+    doc = {"schema": "scalescope.program-measurement/1", "program": a.program, "model_file": a.model,
+           "layers": a.layers or None, "method": f"in the trace's process before it: 3 warm-up steps, then "
+           f"{a.host_steps} steps each timed by wall clock between torch.cuda.synchronize() calls; median",
+           "notes": notes, "environment": environment(), "rows": [dict(micro_batch=mbs, seq=seq, **summary(walls))]}
+    return doc
+
+
 def cmd_trace(a, device):
     step, vocab, cfg, notes = programs.build(a.program, a.model, a.layers, device)
+    host = host_timing(a, step, vocab, device, notes) if a.host_shape else None
     x, y = batch(vocab, a.mbs, a.seq, device)
     with programs.sdpa_context(a.program, device):
         timed_steps(step, x, y, device, 3)
@@ -99,9 +117,13 @@ def cmd_trace(a, device):
     meta = {"schema": "scalescope.trace-recording/1", "program": a.program, "model_file": a.model,
             "layers": a.layers or None, "micro_batch": a.mbs, "seq": a.seq, "trace": name + ".json.gz",
             "unprofiled": summary(walls), "peak_allocated_bytes": peak, "notes": notes,
+            "host": {"shape": a.host_shape, "step_time_s": host["rows"][0]["step_time_s"],
+                     "file": name + ".host.json"} if host else None,
             "profiler": "activities CPU+CUDA, record_shapes=True, profile_memory=True, schedule(wait=1, warmup=1, "
                         "active=1), export_chrome_trace", "environment": environment()}
     write_json(os.path.join(a.out, name + ".meta.json"), meta)
+    if host:
+        write_json(os.path.join(a.out, name + ".host.json"), host)
     print(json.dumps({k: meta[k] for k in ("program", "micro_batch", "seq", "unprofiled")}), flush=True)
 
 
@@ -146,6 +168,8 @@ def main():
     p.add_argument("--seq", type=int, default=1024)
     p.add_argument("--shapes", default="", help="measure: MBSxSEQ,... e.g. 1x128,2x512")
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--host-shape", default="", help="trace: also time this MBSxSEQ unprofiled first (e.g. 1x32)")
+    p.add_argument("--host-steps", type=int, default=20)
     p.add_argument("--out", required=True)
     p.add_argument("--name", default="")
     p.add_argument("--device", default="cuda")

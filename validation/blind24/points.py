@@ -1,0 +1,249 @@
+"""Every point of the blind check of issue 24 (no torch): what runs where, its scalescope plan, and the traces.
+
+A point is one measured configuration: program (validation/programs/programs.py), family (how it is spread over
+GPUs: validation/blind24/families.py), shape, and the scalescope plan string that predicts it, in the mapping
+validation/harness/plans.py uses (Megatron rank order tp-cp-dp-pp; ZeRO-2/3 = FSDP2; schedule gpipe/1f1b).
+Part A: gpt-ln (DDP, FSDP2 ZeRO-2/3, DTensor TP, PP GPipe/1F1B, TP x DP), its FP8 variant and context parallelism.
+Part B: hf-llama (the same families), the MoE program (one GPU, expert and data parallel) and NCCL launch modes.
+Each part traces its own programs first (TRACES), so that its predictions come from this lease's host and GPUs.
+"""
+from dataclasses import dataclass, field
+
+P = "validation/programs/"
+GPT = P + "gpt-ln-0.5b-h20.json"  # gpt-ln-0.5b with 20 heads of 80 (25 heads admit no TP of 2 or 4)
+GPT_CP = P + "gpt-ln-cp-16k.json"  # the same layer, 4 layers, 16k tokens: context parallelism
+LLAMA = P + "hf-llama-0.9b/config.json"
+MOE = P + "moe-e16k2.json"
+MOE_E8 = P + "moe-e8k2.json"
+MOE_K4 = P + "moe-e16k4.json"
+
+
+@dataclass
+class Trace:
+    """One one-GPU profiler trace (run_steps.py trace) and the host-bound timing its import needs."""
+    key: str
+    part: str
+    program: str  # programs.py name (*-fsdp: FSDP2 ZeRO-3 on one process)
+    model: str
+    mbs: int
+    seq: int
+    est_s: float
+    env: dict = field(default_factory=dict)
+
+    def name(self):
+        return f"{self.key}-mbs{self.mbs}-seq{self.seq}"
+
+
+# Trace shapes where the GPU, not the host, sets the step (session 9, H100: gpt-ln 4x768 was host-bound at 28 ms,
+# 8x1024 took 58 ms; hf-llama was host-bound up to 2x1024 at ~90 ms, 8x1024 took 173 ms).
+TRACES = [
+    Trace("gpt-ln", "A", "gpt-ln", GPT, 8, 1024, 22),
+    Trace("gpt-ln-fsdp", "A", "gpt-ln-fsdp", GPT, 8, 1024, 24),
+    Trace("gpt-ln-fp8", "A", "gpt-ln-fp8", GPT, 8, 1024, 24),
+    Trace("gpt-ln-cp", "A", "gpt-ln", GPT_CP, 1, 16384, 25),
+    Trace("hf-llama", "B", "hf-llama", LLAMA, 4, 2048, 40),
+    Trace("hf-llama-fsdp", "B", "hf-llama-fsdp", LLAMA, 4, 2048, 45),
+    Trace("moe", "B", "moe", MOE, 4, 2048, 32, {"MOE_ROUTING": "balanced"}),
+]
+HOST_SHAPE = "1x32"
+
+
+@dataclass
+class Point:
+    id: str
+    part: str
+    group: str  # report group: stack, fp8, cp, ep, moe-1gpu, moe-learned
+    program: str
+    family: str  # single ddp zero2 zero3 tp tp-dp pp-gpipe pp-1f1b cp ep dp
+    model: str
+    stacks: list  # trace keys whose imported stacks predict it (--framework, first that applies)
+    gpus: int
+    mbs: int
+    seq: int
+    gbs: int
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    cp: int = 1
+    ep: int = 1
+    zero: int = 0
+    schedule: str = "1f1b"
+    precision: str = "bf16"
+    cp_rotate: str = ""  # torch context_parallel rotate method: allgather or alltoall
+    routing: str = ""  # MoE: balanced or learned
+    est_s: float = 6.0
+
+    def microbatches(self):
+        return self.gbs // (self.mbs * self.dp)
+
+    def plan(self):
+        s = (f"tp={self.tp},pp={self.pp},dp={self.dp},zero={self.zero},mbs={self.mbs},gbs={self.gbs},seq={self.seq},"
+             f"schedule={self.schedule},recompute=none,sp=0,bucket_MB=25")
+        if self.precision == "fp8":
+            # pure-bf16 program: bf16 gradients, reduced in bf16 (grad_reduce_in_fp32=0)
+            s += ",precision=fp8,fp8_recipe=tensorwise,grad_reduce_in_fp32=0"
+        else:
+            s += f",precision={self.precision}"
+        if self.cp > 1:
+            s += f",cp={self.cp},cp_comm={CP_COMM[self.cp_rotate]}"
+        if self.program == "moe":
+            # balanced routing is exactly even; learned routing is predicted as a user would (the default imbalance)
+            s += f",ep={self.ep}" + (",moe_imbalance=1.0" if self.routing == "balanced" else "")
+        return s
+
+
+# torch's context_parallel rotate methods (torch/distributed/tensor/experimental/_attention.py) -> scalescope
+# cp_comm (models/include/scalescope/models/cp_costs.hpp): "allgather" gathers every rank's K/V before the
+# attention and reduce-scatters dK/dV after its backward, exposed = cp_comm=allgather (TE's KV all-gather);
+# "alltoall" passes K/V blocks around the ring step by step, each step's exchange issued before the block it
+# overlaps is computed = cp_comm=p2p (TE's ring of K/V blocks; torch sends them with all_to_all_single).
+CP_COMM = {"allgather": "allgather", "alltoall": "p2p"}
+
+
+def _dense(part, program, model, stacks, precision, trace_mbs, seq, pp_mbs, est):
+    """DDP, FSDP2 ZeRO-2/3, TP, PP GPipe/1F1B on 2 and 4 GPUs and TP x DP 2x2, the trace's micro-batch per GPU
+    (PP: 8 micro-batches of pp_mbs). Order = importance when the budget runs short."""
+    out = []
+    for n in (2, 4):
+        b = trace_mbs
+        common = dict(part=part, group="stack", program=program, model=model, stacks=stacks, gpus=n, seq=seq,
+                      precision=precision, est_s=est)
+        out += [Point(f"{program}.ddp.n{n}", family="ddp", mbs=b, gbs=b * n, dp=n, **common),
+                Point(f"{program}.zero3.n{n}", family="zero3", mbs=b, gbs=b * n, dp=n, zero=3, **common),
+                Point(f"{program}.tp.n{n}", family="tp", mbs=b, gbs=b, tp=n, **common),
+                Point(f"{program}.pp-1f1b.n{n}", family="pp-1f1b", mbs=pp_mbs, gbs=8 * pp_mbs, pp=n, **common),
+                Point(f"{program}.zero2.n{n}", family="zero2", mbs=b, gbs=b * n, dp=n, zero=2, **common),
+                Point(f"{program}.pp-gpipe.n{n}", family="pp-gpipe", mbs=pp_mbs, gbs=8 * pp_mbs, pp=n,
+                      schedule="gpipe", **common)]
+        if n == 4:
+            out.append(Point(f"{program}.tp-dp.n4", family="tp-dp", mbs=b, gbs=2 * b, tp=2, dp=2, **common))
+    return out
+
+
+def _part_a():
+    pts = _dense("A", "gpt-ln", GPT, ["gpt-ln", "gpt-ln-fsdp"], "bf16", 8, 1024, 2, 5.0)
+    fp8 = dict(part="A", group="fp8", program="gpt-ln-fp8", model=GPT, stacks=["gpt-ln-fp8"], precision="fp8",
+               est_s=5.0)
+    pts += [Point("gpt-ln-fp8.single.8x1024", family="single", gpus=1, mbs=8, seq=1024, gbs=8, **fp8),
+            Point("gpt-ln-fp8.single.4x2048", family="single", gpus=1, mbs=4, seq=2048, gbs=4, **fp8),
+            Point("gpt-ln-fp8.single.16x512", family="single", gpus=1, mbs=16, seq=512, gbs=16, **fp8)]
+    pts += [Point(f"gpt-ln-fp8.ddp.n{n}", family="ddp", gpus=n, mbs=8, seq=1024, gbs=8 * n, dp=n, **fp8)
+            for n in (2, 4)]
+    cp = dict(part="A", group="cp", program="gpt-ln", model=GPT_CP, stacks=["gpt-ln-cp"], precision="bf16",
+              family="cp", mbs=1, seq=16384, gbs=1, est_s=7.0)
+    for n in (2, 4):
+        pts += [Point(f"gpt-ln-cp.{rot}.n{n}", gpus=n, cp=n, cp_rotate=rot, **cp) for rot in ("allgather", "alltoall")]
+    return pts
+
+
+def _part_b():
+    pts = _dense("B", "hf-llama", LLAMA, ["hf-llama", "hf-llama-fsdp"], "mixed", 4, 2048, 1, 8.0)
+    one = dict(part="B", group="moe-1gpu", program="moe", family="single", stacks=["moe"], gpus=1, precision="bf16",
+               routing="balanced", est_s=7.0)
+    pts += [Point("moe.single.e16k2.4x2048", model=MOE, mbs=4, seq=2048, gbs=4, **one),
+            Point("moe.single.e16k2.2x4096", model=MOE, mbs=2, seq=4096, gbs=2, **one),
+            Point("moe.single.e16k2.8x1024", model=MOE, mbs=8, seq=1024, gbs=8, **one),
+            Point("moe.single.e8k2.4x2048", model=MOE_E8, mbs=4, seq=2048, gbs=4, **one),
+            Point("moe.single.e16k4.4x2048", model=MOE_K4, mbs=4, seq=2048, gbs=4, **one)]
+    ep = dict(part="B", program="moe", model=MOE, stacks=["moe"], precision="bf16", mbs=4, seq=2048, est_s=7.0)
+    for n in (2, 4):
+        pts += [Point(f"moe.ep.n{n}", group="ep", family="ep", gpus=n, gbs=4 * n, dp=n, ep=n, routing="balanced", **ep),
+                Point(f"moe.dp.n{n}", group="ep", family="dp", gpus=n, gbs=4 * n, dp=n, ep=1, routing="balanced", **ep),
+                Point(f"moe.ep-learned.n{n}", group="moe-learned", family="ep", gpus=n, gbs=4 * n, dp=n, ep=n,
+                      routing="learned", **ep)]
+    pts.append(Point("moe.single-learned.e16k2.4x2048", part="B", group="moe-learned", program="moe", family="single", model=MOE,
+                     stacks=["moe"], gpus=1, mbs=4, seq=2048, gbs=4, routing="learned"))
+    return pts
+
+
+POINTS = _part_a() + _part_b()
+
+
+# Order within a launch (what is measured first, in case the time runs short): the main family of each kind
+# first, so that every group of the issue gets points, then the rest.
+PRIORITY = {"ddp": 0, "zero3": 1, "tp": 2, "pp-1f1b": 3, "ep": 4, "cp": 5, "dp": 6, "tp-dp": 7, "zero2": 8,
+            "pp-gpipe": 9, "single": 0}
+
+
+def priority(p):
+    return (PRIORITY[p.family] + (4 if p.group == "fp8" and p.gpus > 1 else 0)
+            + (1 if p.cp_rotate == "allgather" else 0) + (10 if p.routing == "learned" else 0))
+
+
+def points(part=None, gpus=None, ids=None):
+    """The points, in measurement order within each world size (stable by priority)."""
+    sel = [p for p in POINTS if (part is None or p.part == part) and (gpus is None or p.gpus == gpus)
+           and (ids is None or p.id in ids)]
+    return sorted(sel, key=priority)
+
+
+def traces(part=None):
+    return [t for t in TRACES if part is None or t.part == part]
+
+
+def by_id(pid):
+    for p in POINTS:
+        if p.id == pid:
+            return p
+    raise KeyError(pid)
+
+
+# Seconds to start a launch (Python, torch, CUDA, NCCL) by world size, and the fixed stages, for the estimates.
+LAUNCH_S = {1: 15.0, 2: 25.0, 4: 30.0}
+FIXED_S = {"environment": 5.0, "calibrate": 25.0, "predict": 15.0, "nccl": 55.0, "report": 3.0}
+
+
+def stage_estimates(part):
+    """[(stage, seconds)] of a part in the order the session runs them."""
+    out = [("environment", FIXED_S["environment"]), ("calibrate", FIXED_S["calibrate"])]
+    out += [(f"trace-{t.key}", t.est_s) for t in traces(part)]
+    out.append(("predict", FIXED_S["predict"]))
+    for n in (1, 2, 4):
+        ps = points(part, gpus=n)
+        if ps:
+            out.append((f"measure-n{n}", LAUNCH_S[n] + sum(p.est_s for p in ps)))
+    if part == "A":
+        out.append(("nccl", FIXED_S["nccl"]))
+    out.append(("report", FIXED_S["report"]))
+    return out
+
+
+def after(part, stage):
+    """Estimated seconds of the stages after `stage` (what a stage leaves time for)."""
+    names = [n for n, _ in stage_estimates(part)]
+    return sum(s for n, s in stage_estimates(part)[names.index(stage) + 1:])
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "--estimate":
+        total = 0.0
+        print(f"# part {argv[1]}: stage estimates (s)")
+        for name, sec in stage_estimates(argv[1]):
+            total += sec
+            print(f"#   {name:22s} {sec:6.0f}   cumulative {total:6.0f}")
+        print(f"# part {argv[1]}: {len(points(argv[1]))} points, {len(traces(argv[1]))} traces, estimated {total:.0f} s")
+        return 0
+    if len(argv) >= 2 and argv[0] == "--traces":  # for the session script: key program model mbs seq env
+        import os
+        ts = traces(argv[1])
+        if os.environ.get("BLIND24_CPU_TEST"):  # the session script's dry run on a CPU: tiny models
+            import tiny
+            ts = [tiny.trace(t, os.environ["BLIND24_CPU_TEST"]) for t in ts]
+        for t in ts:
+            print("\t".join([t.key, t.program, t.model, str(t.mbs), str(t.seq),
+                             " ".join(f"{k}={v}" for k, v in t.env.items())]))
+        return 0
+    if len(argv) >= 3 and argv[0] == "--after":
+        print(int(after(argv[1], argv[2])))
+        return 0
+    part = argv[0] if argv else None
+    for t in traces(part):
+        print(f"trace {t.part} {t.key:14s} {t.program:14s} {t.mbs}x{t.seq:<6d} {t.model}")
+    for p in points(part):
+        print(f"{p.part} {p.gpus} {p.group:11s} {p.id:34s} {p.plan()}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))
