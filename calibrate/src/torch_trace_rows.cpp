@@ -98,6 +98,11 @@ const std::vector<const char*> kTokenWidthsH = {"T*H", "T*F", "T*2*F", "T*Q", "T
                                                 "T", "T*d",
                                                 "Tx*H", "Tx*Fe_r", "Tx*2*Fe_r", "T*E", "T*topk", "Tx",
                                                 "T*Fsh_r", "T*2*Fsh_r"};
+/// An MoE model's layers (symbol moe_layer = 1 at the trace): the routed token copies' widths first, so that an
+/// expert kernel scales with top_k and the experts per rank, not with a dense width of the same value.
+const std::vector<const char*> kTokenWidthsMoe = {"T*H", "Tx*H", "Tx*Fe_r", "Tx*2*Fe_r", "T*E", "T*topk", "Tx",
+                                                  "T*Q", "T*K", "T*(Q+2*K)", "T*(Q+K)", "T*2*K", "T*Vu", "T*heads_r",
+                                                  "T*kv_r", "T*Q/2", "T*K/2", "T", "T*d", "T*Fsh_r", "T*2*Fsh_r"};
 const std::vector<const char*> kTokenWidthsQ = {"T*Q", "T*K", "T*(Q+2*K)", "T*Q/2", "T*K/2", "T*(Q+K)", "T*2*K",
                                                 "T*H", "T*F", "T*2*F", "T*Vu", "T*heads_r", "T*kv_r", "T*F/2",
                                                 "T", "T*d"};
@@ -369,7 +374,7 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
     bytes += largest * out_size;
     std::string e;
     if (largest > 0.0) {
-      e = voc.match(largest, {}, in_attention(k) ? kTokenWidthsQ : kTokenWidthsH);
+      e = voc.match(largest, {}, in_attention(k) ? kTokenWidthsQ : voc.value("moe_layer") > 0.5 ? kTokenWidthsMoe : kTokenWidthsH);
       if (e.empty()) e = voc.match(largest, {}, kParams);
       if (e.empty() && T > 0.0 && std::fmod(largest, T) == 0.0) e = "T*" + num(largest / T);
     }
