@@ -100,7 +100,12 @@ def main():
             continue
         doc["stacks"][t.key] = import_trace(a, t)
         print(f"import {t.key}: exit {doc['stacks'][t.key]['exit']}", file=sys.stderr, flush=True)
+    max_gpus = int(os.environ.get("BLIND24_MAX_GPUS", "4"))  # the lease's GPUs (session script)
     for p in P.points(a.part):
+        if p.gpus > max_gpus:
+            doc["points"][p.id] = {"plan": p.plan(), "gpus": p.gpus, "group": p.group,
+                                   "error": f"not run: needs {p.gpus} GPUs, the lease has {max_gpus}"}
+            continue
         stacks = [doc["stacks"].get(k, {}).get("stack") for k in p.stacks]
         if not all(stacks):
             doc["points"][p.id] = {"plan": p.plan(), "error": f"stack missing: {p.stacks}"}

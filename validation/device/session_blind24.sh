@@ -84,8 +84,11 @@ case "$GPU" in
   *) TAG=other; FROM=dgx-h100-8; GPUCAL=none ;;
 esac
 echo "GPU '$GPU' x $NGPU -> tag $TAG, GPU spec from $FROM, GPU calibration $GPUCAL; devbin commit $(cat devbin/COMMIT 2>/dev/null)" | tee -a $LOG
-[ "$NGPU" -ge 4 ] || { echo "need 4 GPUs, found $NGPU" | tee -a $LOG; pack; exit 3; }
-devbin/scalescope import nvidia-smi-topo $D/topo.txt --gpu-from $FROM --name lent-$TAG-x4 -o $D/node.json >> $LOG 2>&1 \
+# 4 GPUs measure every point; 2 GPUs (when only nvidia-h200-x2 / h100-x2 are lent) the points up to 2 GPUs.
+[ "$NGPU" -ge 2 ] || { echo "need 2 or 4 GPUs, found $NGPU" | tee -a $LOG; pack; exit 3; }
+[ "$NGPU" -ge 4 ] && NGPU=4 || NGPU=2
+export BLIND24_MAX_GPUS=$NGPU
+devbin/scalescope import nvidia-smi-topo $D/topo.txt --gpu-from $FROM --name lent-$TAG-x$NGPU -o $D/node.json >> $LOG 2>&1 \
   || { echo "topology import failed: predicting on $FROM" | tee -a $LOG; cp "topologies/$FROM.json" $D/node.json; }
 pack
 
@@ -127,15 +130,15 @@ measure_n() {  # measure_n N: this world size's points, leaving 70% of the estim
 }
 measure_n 1
 measure_n 2
-measure_n 4
+[ $NGPU -ge 4 ] && measure_n 4
 
 # 6. NCCL launch modes (part A)
 if [ $PART = A ]; then
-  stage nccl-per-process 60 $TORCHRUN --standalone --nproc-per-node 4 validation/blind24/nccl_modes.py --out $D/nccl \
+  stage nccl-per-process 60 $TORCHRUN --standalone --nproc-per-node $NGPU validation/blind24/nccl_modes.py --out $D/nccl \
     $NCCL_ARGS
   if [ -s devbin/nccl-tests.tar.gz ]; then
     tar xzf devbin/nccl-tests.tar.gz -C /tmp && cp /tmp/nccl-tests/BUILD $D/nccl/nccl-tests-BUILD
-    for n in 2 4; do for op in all_reduce all_gather reduce_scatter alltoall; do
+    for n in $(seq 2 2 $NGPU); do for op in all_reduce all_gather reduce_scatter alltoall; do
       LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" stage nccltests-$op-g$n 25 bash -c \
         "echo '\$ ${op}_perf -b 8 -e 1G -f 2 -g $n' > $D/nccl/nccltests-$op-g$n.log; /tmp/nccl-tests/${op}_perf -b 8 -e 1G -f 2 -g $n >> $D/nccl/nccltests-$op-g$n.log 2>&1"
     done; done
