@@ -543,5 +543,16 @@ lines += ["",
           "  and interleaved is now predicted slower than 1F1B where it measured slower. This was changed AFTER the",
           "  measurement (the blind column keeps the figures as predicted); nothing was fitted.",
           "- Curves of 2 points always show R^2 = 1; those fits carry no information about fit quality.", ""]
+# Blind multi-GPU checks of issue 24: each session's generated part reports, as predicted (validation/blind24/).
+import glob as _glob
+blind24 = sorted(_glob.glob("validation/blind24/session*/*/report-*.md"))
+if blind24:
+    lines += ["## Blind multi-GPU check (issue 24)", "",
+              "Trace-driven predictions of programs that are not validation/harness, FP8, context and expert parallelism,",
+              "made on the device by the commit named in each part BEFORE its points ran (validation/blind24/README.md,",
+              "the session's README beside each part). Copied from each part's generated report; nothing was fitted.", ""]
+    for f in blind24:
+        lines += ["Source: `" + f + "`", ""]
+        lines += open(f).read().replace("### Issue 24,", "### Issue 24 (" + f.split("/")[2] + "),").splitlines() + [""]
 open("validation/REPORT.md", "w").write("\n".join(lines))
 print("\n".join(lines))
