@@ -71,6 +71,11 @@ void add_shape_options(CLI::App& app, std::vector<std::string>& models, calib::S
   app.add_option("--tp", request.tps, "Tensor-parallel widths (GEMMs are taken at their TP shards)")
       ->delimiter(',')
       ->capture_default_str();
+  app.add_option("--ep", request.eps,
+                 "Expert-parallel sizes (MoE models: the routed experts' GEMMs at the tokens per expert of each; "
+                 "docs/moe.md)")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--dtypes", request.dtypes, "GEMM dtypes: bf16, fp8_e4m3, fp16, tf32, fp32")
       ->delimiter(',')
       ->capture_default_str();

@@ -35,6 +35,24 @@ void layer_gemms(std::vector<GemmShape>& out, const models::ModelSpec& m, i64 t,
   linear(out, tag + " head", t, h, v);
 }
 
+/// An MoE layer's GEMMs beyond the attention (docs/moe.md): the router over the rank's Tr tokens, one routed
+/// expert at Te = Tr top_k ep / E tokens (etp 1: the grouped GEMM is priced as E / ep of these), the shared experts
+/// over all t tokens at their TP shard.
+void moe_gemms(std::vector<GemmShape>& out, const models::ModelSpec& m, i64 t, int tp, int ep, const std::string& tag) {
+  const models::MoeSpec& e = m.moe;
+  const i64 h = m.hidden, tr = std::max<i64>(1, t / tp);
+  const i64 te = std::max<i64>(1, tr * e.top_k * ep / e.experts);
+  const bool swiglu = m.ffn == models::FfnKind::swiglu;
+  linear(out, tag + " router", tr, h, e.experts);
+  const std::string et = tag + " ep " + std::to_string(ep);
+  linear(out, et + " expert " + (swiglu ? "gate_up" : "fc1"), te, h, (swiglu ? 2 : 1) * i64{e.ffn_hidden});
+  linear(out, et + " expert down", te, e.ffn_hidden, h);
+  if (const i64 fs = e.shared_width() / tp; fs > 0) {
+    linear(out, tag + " shared " + (swiglu ? "gate_up" : "fc1"), t, h, (swiglu ? 2 : 1) * fs);
+    linear(out, tag + " shared down", t, fs, h);
+  }
+}
+
 /// Keeps the first of each (transa, transb, m, n, k), joining the labels of its repeats.
 std::vector<GemmShape> unique(std::vector<GemmShape> in) {
   std::vector<GemmShape> out;
@@ -63,8 +81,9 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
     s.dtypes.push_back(d);
   }
   auto positive = [](const std::vector<int>& v) { return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; }); };
-  if (!positive(r.micro_batches) || !positive(r.seqs) || !positive(r.tps) || r.micro_batches.empty() || r.tps.empty()) {
-    return input_error("", "--mbs/--seq/--tp", "expected lists of positive integers");
+  if (!positive(r.micro_batches) || !positive(r.seqs) || !positive(r.tps) || !positive(r.eps) ||
+      r.micro_batches.empty() || r.tps.empty()) {
+    return input_error("", "--mbs/--seq/--tp/--ep", "expected lists of positive integers");
   }
   std::vector<GemmShape> gemms;
   for (const auto& m : models) {
@@ -77,6 +96,11 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
           const std::string tag = m.name + " mbs " + std::to_string(mbs) + " seq " + std::to_string(seq) +
                                   (tp > 1 ? " tp " + std::to_string(tp) : "");
           layer_gemms(gemms, m, i64{mbs} * seq, tp, tag);
+          if (m.is_moe()) {
+            for (int ep : r.eps) {
+              if (ep > 0 && m.moe.experts % ep == 0) moe_gemms(gemms, m, i64{mbs} * seq, tp, ep, tag);
+            }
+          }
           s.attention.push_back({mbs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), seq, true, tag});
         }
       }

@@ -41,6 +41,7 @@ struct ShapeRequest {
   std::vector<int> micro_batches{1, 2, 4};
   std::vector<int> seqs;  ///< empty: the model's seq_len
   std::vector<int> tps{1};
+  std::vector<int> eps{1};  ///< MoE models: expert-parallel sizes (the tokens per expert of each)
   std::vector<std::string> dtypes{"bf16"};
 };
 
