@@ -145,8 +145,12 @@ void PatternBuilder::describe(Group& g) const {
     }
   if (probe.empty() && cluster_.gpus_per_node() >= 2) probe = cluster_.route(0, 1);
   g.intra = LinkClass::nvlink;
-  for (int l : probe)
+  g.staged_intra = false;
+  for (int l : probe) {
     if (link_class_of(cluster_.link(l).kind) == LinkClass::pcie) g.intra = LinkClass::pcie;
+    if (cluster_.link(l).kind == LinkKind::memory) g.staged_intra = true;
+  }
+  g.staged_net = g.nodes > 1 && !cluster_.gpudirect_rdma();
   g.cls = g.nodes > 1 ? LinkClass::net : g.intra;
   g.ll128_default = g.intra != LinkClass::pcie;
 }
