@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "profile_check_impl.hpp"
 #include "scalescope/calibrate/fit.hpp"
@@ -113,8 +115,7 @@ void check_environment(Ctx& ctx) {
     ctx.report.findings.push_back(std::move(f));
     ctx.report.rows.push_back({"nccl_env", what, 0, 1, "set", "no variable forcing a path", true});
   }
-  if (forcing == 0)
-    ctx.report.rows.push_back({"nccl_env", "NCCL variables forcing a path", 0, 0, "set", "none set", false});
+  if (forcing == 0) ctx.report.notes.push_back("no NCCL variable forcing a path was set when measured");
 }
 
 // ---- topology ----------------------------------------------------------------------------------------------

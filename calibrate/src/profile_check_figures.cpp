@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "profile_check_impl.hpp"
 #include "scalescope/calibrate/fit.hpp"
@@ -98,7 +99,6 @@ void check_p2p(Ctx& ctx) {
         if (distance(*bw, p) < distance(*bw, expected)) {
           message += ", and nearer the pair's PCIe route (" + fmt(p, 1) + " GB/s, " +
                      std::string(to_string(pcie->cluster.gpu_path_type(a, b))) + "): the copy went over PCIe, not NVLink";
-          first.insert(first.begin(), "the copy went over PCIe: NVLink is down or not used between these GPUs");
         }
       }
     }
@@ -153,7 +153,7 @@ void check_collectives(Ctx& ctx) {
         if (distance(m, alt) >= best_d) continue;
         best_d = distance(m, alt);
         message += "; nearer the " + v.describe() + " prediction (" + fmt(alt, 1) + " GB/s)";
-        first.insert(first.begin(), key == "pcie_only" ? "NCCL ran over PCIe (ring over PCIe rate): NVLink down or "
+        first.insert(first.begin() + static_cast<std::ptrdiff_t>(ctx.env_causes.size()), key == "pcie_only" ? "NCCL ran over PCIe (ring over PCIe rate): NVLink down or "
                                                          "P2P over NVLink not used (NCCL_P2P_DISABLE / LEVEL)"
                                                        : "GPUDirect RDMA off: inter-node traffic staged through host "
                                                          "memory (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL)");

@@ -80,7 +80,7 @@ std::vector<CheckRule> make_rules() {
       {"coll_busbw", "NCCL bus bandwidth per collective and group size at the largest measured size",
        "the collective model's busbw with the datasheet parameters on the cluster's routes (NCCL's ring / tree over "
        "the real topology)",
-       0.6, "healthy 0.69-1.0 (h200x4 and h200x2, every op and group size); NCCL over PCIe instead of NVLink: about 0.1",
+       0.6, "healthy 0.72-0.96 (h200x4, h200x2: every op and group size at 1 GiB); NCCL over PCIe instead of NVLink: about 0.1",
        {"NCCL chose a slower transport: P2P off (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL), so hops go through host memory "
         "(SHM) or over PCIe", "NVLink down: the ring runs over PCIe",
         "between nodes: GPUDirect RDMA off (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL), traffic staged through host "

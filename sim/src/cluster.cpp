@@ -251,10 +251,12 @@ PathType Cluster::gpu_path_type(int local_a, int local_b) const {
 PathType Cluster::gpu_nic_path_type(int local_gpu, int local_nic) const {
   assert(local_gpu >= 0 && local_gpu < gpus_per_node_ && local_nic >= 0 && local_nic < nics_per_node() &&
          "gpu_nic_path_type: out of range");
+  const auto tv = static_cast<std::size_t>(tv_);
+  const int g = gpu_tv_[static_cast<std::size_t>(local_gpu)], n = nic_tv_[static_cast<std::size_t>(local_nic)];
+  if (t_dist_all_[static_cast<std::size_t>(g) * tv + static_cast<std::size_t>(n)] >= kCostInf) return PathType::sys;
   std::vector<int> r;
   int hop = 0;
-  walk_template(0, gpu_tv_[static_cast<std::size_t>(local_gpu)], nic_tv_[static_cast<std::size_t>(local_nic)], false,
-                0, hop, r);
+  walk_template(0, g, n, false, 0, hop, r);
   return classify(r);
 }
 

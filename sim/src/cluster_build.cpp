@@ -382,7 +382,9 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
     boost::dijkstra_shortest_paths(fg, v, boost::distance_map(dist.data()).distance_inf(kCostInf));
     std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(v * P));
   }
-  c.rail_symmetric_ = f.rail_planes && rail_symmetric(c, n);
+  // Staging through host memory joins the rails again (a NUMA node's host memory and PCIe uplinks carry every rail
+  // of its GPUs), so no rail stands for the others then.
+  c.rail_symmetric_ = f.rail_planes && !n.stages() && rail_symmetric(c, n);
 
   // Every GPU reaches a NIC and is reached from one (the fabric itself is connected by
   // construction).

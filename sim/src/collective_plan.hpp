@@ -51,7 +51,7 @@ struct Group {
   LinkClass intra = LinkClass::nvlink;     ///< class of the links between GPUs of one node
   LinkClass cls = LinkClass::nvlink;       ///< net when the group spans nodes, else intra
   bool ll128_default = true;               ///< NCCL enables LL128 by default only over NVLink
-  bool staged_intra = false;               ///< pairs of one node copy through host memory (p2p_level)
+  bool staged_intra = false;               ///< some pair of one node copies through host memory (p2p_level)
   bool staged_net = false;                 ///< the group spans nodes without GPUDirect RDMA
 
   std::once_flag ring_once, tree_once, bcast_once, pairwise_once, p2p_once;

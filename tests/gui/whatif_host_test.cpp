@@ -4,6 +4,7 @@
 #include <QCheckBox>
 #include <QSlider>
 #include <QtTest>
+#include <functional>
 
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/gui/error_reporter.hpp"

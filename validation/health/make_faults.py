@@ -26,7 +26,7 @@ def trimmed(doc):
         p.pop("rows", None)
     best = {}
     for g in d.get("gemm", []):
-        if g.get("tflops") and g["tflops"] > best.get(g["dtype"], {}).get("tflops", 0):
+        if isinstance(g.get("tflops"), (int, float)) and g["tflops"] > best.get(g["dtype"], {}).get("tflops", 0):
             best[g["dtype"]] = g
     d["gemm"] = [best[k] for k in sorted(best)]
     d["memory"].pop("elementwise", None)
@@ -79,7 +79,7 @@ def faults(base):
     d = copy.deepcopy(base)
     under_load(d, 1100, reasons="0x0000000000000004")
     for g in d["gemm"]:
-        if "tflops" in g:
+        if isinstance(g.get("tflops"), (int, float)):
             g["tflops"] = round(g["tflops"] * 1100.0 / 1980.0, 2)
     out["clocks-throttled"] = d
     # gpu1's PCIe link at Gen4 x8; gpu0's host copies faster from NUMA node 1 than from its own node 0.

@@ -143,6 +143,8 @@ class Cluster {
   /// (Single-plane fabrics keep hashing each flow over equally near NICs, as before.) Traffic that stays on its
   /// GPU's rail then never meets another rail's, and equal choices on every rail are made alike
   /// (route()), so simulating GPU 0's rail stands for all of them (models' TP rail classes).
+  /// Never true for a node that stages through host memory (gpudirect_rdma false or a p2p_level other than SYS):
+  /// its GPUs' rails meet in host memory and on the PCIe uplinks.
   bool rail_symmetric() const { return rail_symmetric_; }
   /// Switch tiers the fabric was built with (0 without a fabric, 1 for a single switch or leaf);
   /// a rail_optimized fabric uses the fewest tiers up to its max_tiers that connect the nodes.
