@@ -108,9 +108,9 @@ void check_environment(Ctx& ctx) {
     ++forcing;
     const std::string what = std::string(k) + "=" + v;
     ctx.env_causes.push_back("environment: " + what + " was set when the profile was measured");
-    Finding f{"nccl_env", what, what + " forces NCCL's path or algorithm: the collectives measured describe it, not "
-                                       "the machine's best",
-              {}, check_rule("nccl_env").confirm};
+    Finding f{"nccl_env", what,
+              "forces NCCL's path or algorithm: the collectives measured describe it, not the machine's best", {},
+              check_rule("nccl_env").confirm};
     for (const auto& c : check_rule("nccl_env").causes) f.causes.push_back(c);
     ctx.report.findings.push_back(std::move(f));
     ctx.report.rows.push_back({"nccl_env", what, 0, 1, "set", "no variable forcing a path", true});
@@ -311,7 +311,9 @@ Expected<CheckCluster> cluster_for_profile(const Profile& profile) {
   const Json gpus = profile.other.value("gpus", Json::array());
   const std::string gpu = profile.gpu_name();
   const int sms = gpus.is_array() && !gpus.empty() ? gpus[0].value("sm_count", 0) : 0;
-  const int count = std::max(1, gpus.is_array() ? static_cast<int>(gpus.size()) : 1);
+  if (!gpus.is_array() || gpus.empty())
+    return input_error(profile.file, "$.gpus", "the profile lists no GPU (nothing was measured): nothing to check");
+  const int count = static_cast<int>(gpus.size());
   struct Candidate {
     bool single;
     int per_node;
