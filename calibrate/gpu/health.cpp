@@ -1,18 +1,21 @@
-// The closing health check of scalescope-calibrate: the profile just written against the cluster's topology and
-// datasheet (`scalescope calibrate check`, calibrate/profile_check.hpp), printed and kept in the profile's
-// `health` section so that a fault the machine had travels with the numbers it spoiled.
+// The closing health check of scalescope-calibrate: the profile just written against the cluster's
+// topology and datasheet (`scalescope calibrate check`, calibrate/profile_check.hpp), printed and
+// kept in the profile's `health` section so that a fault the machine had travels with the numbers
+// it spoiled.
 #include "scalescope/calibrate/profile_check.hpp"
 #include "sections.hpp"
 
 namespace scalescope::gpu {
 
-std::string health_check(const Json& doc, const std::string& path, const std::string& cluster, Json& health) {
+std::string health_check(const Json& doc, const std::string& path, const std::string& cluster,
+                         Json& health) {
   auto plain = calib::profile_from_json(nlohmann::json::parse(doc.dump()), path);
   if (!plain) {
     health = Json{{"error", plain.error().str()}};
     return "health check: the profile does not load: " + plain.error().str() + "\n";
   }
-  auto c = cluster.empty() ? calib::cluster_for_profile(*plain) : calib::load_check_cluster(cluster);
+  auto c =
+      cluster.empty() ? calib::cluster_for_profile(*plain) : calib::load_check_cluster(cluster);
   if (!c) {
     health = Json{{"error", c.error().str()}};
     return "health check: not run: " + c.error().str() + "\n";

@@ -1,20 +1,21 @@
-// Memory section, host side: host-device copies of every GPU in use from every NUMA node (pinned and pageable,
-// both directions), the machine's NUMA layout, and the clocks and PCIe links of every GPU sampled while it works
-// (what `scalescope calibrate check` compares with the cluster's topology).
+// Memory section, host side: host-device copies of every GPU in use from every NUMA node (pinned
+// and pageable, both directions), the machine's NUMA layout, and the clocks and PCIe links of every
+// GPU sampled while it works (what `scalescope calibrate check` compares with the cluster's
+// topology).
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <iterator>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
-#include <memory>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <thread>
 
 #include "check.hpp"
@@ -31,9 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr int kMpolBind = 2;           // MPOL_BIND (linux/mempolicy.h)
-constexpr unsigned kMpolFNode = 1;     // MPOL_F_NODE
-constexpr unsigned kMpolFAddr = 2;     // MPOL_F_ADDR
+constexpr int kMpolBind = 2;        // MPOL_BIND (linux/mempolicy.h)
+constexpr unsigned kMpolFNode = 1;  // MPOL_F_NODE
+constexpr unsigned kMpolFAddr = 2;  // MPOL_F_ADDR
 constexpr unsigned long kMaskBits = 1024;
 
 std::string read_text(const fs::path& p) {
@@ -43,11 +44,13 @@ std::string read_text(const fs::path& p) {
   return s;
 }
 
-/// NUMA nodes with memory, from /sys/devices/system/node/node<k> (empty when the kernel shows none).
+/// NUMA nodes with memory, from /sys/devices/system/node/node<k> (empty when the kernel shows
+/// none).
 std::vector<int> numa_nodes() {
   std::vector<int> out;
   std::error_code ec;
-  for (fs::directory_iterator it("/sys/devices/system/node", ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it("/sys/devices/system/node", ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string n = it->path().filename().string();
     if (n.rfind("node", 0) == 0 && n.size() > 4 && std::isdigit(static_cast<unsigned char>(n[4])))
       out.push_back(std::stoi(n.substr(4)));
@@ -76,8 +79,8 @@ std::vector<int> parse_cpu_list(const std::string& text) {
   return out;
 }
 
-/// Anonymous memory bound to one NUMA node (mbind), touched so that its pages exist there; pinned with
-/// cudaHostRegister when asked. node < 0: the default placement.
+/// Anonymous memory bound to one NUMA node (mbind), touched so that its pages exist there; pinned
+/// with cudaHostRegister when asked. node < 0: the default placement.
 class NodeBuffer {
  public:
   NodeBuffer(std::size_t bytes, int node, bool pin) : bytes_(bytes) {
@@ -89,13 +92,16 @@ class NodeBuffer {
     }
     if (node >= 0) {
       unsigned long mask[kMaskBits / (8 * sizeof(unsigned long))] = {};
-      mask[static_cast<std::size_t>(node) / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
+      mask[static_cast<std::size_t>(node) / (8 * sizeof(unsigned long))] |=
+          1ul << (node % (8 * sizeof(unsigned long)));
       if (::syscall(SYS_mbind, p_, bytes, kMpolBind, mask, kMaskBits, 0) != 0)
-        error_ = std::string("mbind: ") + std::strerror(errno) + " (a container without CAP_SYS_NICE refuses it)";
+        error_ = std::string("mbind: ") + std::strerror(errno) +
+                 " (a container without CAP_SYS_NICE refuses it)";
     }
     std::memset(p_, 1, bytes);  // places every page
     int where = -1;
-    if (::syscall(SYS_get_mempolicy, &where, nullptr, 0, p_, kMpolFNode | kMpolFAddr) == 0) placed_ = where;
+    if (::syscall(SYS_get_mempolicy, &where, nullptr, 0, p_, kMpolFNode | kMpolFAddr) == 0)
+      placed_ = where;
     if (pin && error_.empty()) {
       const cudaError_t e = cudaHostRegister(p_, bytes, cudaHostRegisterDefault);
       if (e != cudaSuccess) {
@@ -124,7 +130,8 @@ class NodeBuffer {
   std::string error_;
 };
 
-/// Binds the calling thread to the CPUs of a NUMA node (pageable copies run the driver's CPU copy there).
+/// Binds the calling thread to the CPUs of a NUMA node (pageable copies run the driver's CPU copy
+/// there).
 void bind_thread(const std::vector<int>& cpus) {
   if (cpus.empty()) return;
   cpu_set_t set;
@@ -156,15 +163,18 @@ void run_host_copies(RunContext& ctx, Json& mem) {
   int numactl_status = 0;
   const std::string numactl = run_command("numactl -H", numactl_status);
   std::vector<int> nodes = numa_nodes();
-  Json numa{{"nodes", nodes},
-            {"numactl_exit_status", numactl_status},
-            {"numactl", numactl_status == 0 ? Json(numactl) : Json(nullptr)},
-            {"placement", "anonymous memory bound to the node with mbind(MPOL_BIND), every page touched; pinned with "
-                          "cudaHostRegister; pageable copies run with the thread bound to the node's CPUs"}};
+  Json numa{
+      {"nodes", nodes},
+      {"numactl_exit_status", numactl_status},
+      {"numactl", numactl_status == 0 ? Json(numactl) : Json(nullptr)},
+      {"placement",
+       "anonymous memory bound to the node with mbind(MPOL_BIND), every page touched; pinned with "
+       "cudaHostRegister; pageable copies run with the thread bound to the node's CPUs"}};
   Json cpu_lists = Json::object(), gpu_numa = Json::array();
   std::vector<std::vector<int>> cpus;
   for (int n : nodes) {
-    const std::string list = read_text("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist");
+    const std::string list =
+        read_text("/sys/devices/system/node/node" + std::to_string(n) + "/cpulist");
     cpu_lists[std::to_string(n)] = list;
     cpus.push_back(parse_cpu_list(list));
   }
@@ -194,9 +204,11 @@ void run_host_copies(RunContext& ctx, Json& mem) {
       }
       for (const bool pin : {true, false}) {
         NodeBuffer host(bytes, nodes[k], pin);
-        Json base{{"gpu", d}, {"numa_node", nodes[k] >= 0 ? Json(nodes[k]) : Json(nullptr)},
+        Json base{{"gpu", d},
+                  {"numa_node", nodes[k] >= 0 ? Json(nodes[k]) : Json(nullptr)},
                   {"placed_numa_node", host.placed() >= 0 ? Json(host.placed()) : Json(nullptr)},
-                  {"memory", pin ? "pinned" : "pageable"}, {"bytes", bytes}};
+                  {"memory", pin ? "pinned" : "pageable"},
+                  {"bytes", bytes}};
         if (!host.error().empty()) {
           base["error"] = host.error();
           rows.push_back(base);
@@ -206,8 +218,9 @@ void run_host_copies(RunContext& ctx, Json& mem) {
           Json row = base;
           row["direction"] = h2d ? "h2d" : "d2h";
           auto copy = [&] {
-            SS_CUDA(cudaMemcpyAsync(h2d ? dev.get() : host.get(), h2d ? host.get() : dev.get(), bytes,
-                                    h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+            SS_CUDA(cudaMemcpyAsync(h2d ? dev.get() : host.get(), h2d ? host.get() : dev.get(),
+                                    bytes, h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                    s));
           };
           calib::SampleStats stats;
           if (pin) {
@@ -219,7 +232,8 @@ void run_host_copies(RunContext& ctx, Json& mem) {
               const auto t0 = SteadyClock::now();
               copy();
               SS_CUDA(cudaStreamSynchronize(s));
-              if (rep > 0) t.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
+              if (rep > 0)
+                t.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
             }
             ::sched_setaffinity(0, sizeof saved, &saved);
             stats = calib::summarize(t);
@@ -232,14 +246,15 @@ void run_host_copies(RunContext& ctx, Json& mem) {
     }
   }
   mem["host_copies"] = rows;
-  ctx.log(strf("host copies: %zu rows (%d GPU(s) x %zu NUMA node(s) x pinned/pageable x H2D/D2H)", rows.size(),
-               ctx.ngpus, nodes.size()));
+  ctx.log(strf("host copies: %zu rows (%d GPU(s) x %zu NUMA node(s) x pinned/pageable x H2D/D2H)",
+               rows.size(), ctx.ngpus, nodes.size()));
 }
 
 void sample_under_load(RunContext& ctx) {
   if (!ctx.fits(6.0)) return ctx.budget_stop("clocks under load");
-  // Every GPU copies from pinned host memory on one stream and reads/writes HBM on another for about 1.5 s;
-  // nvidia-smi samples clocks, power and PCIe links half a second in (an idle link drops its generation).
+  // Every GPU copies from pinned host memory on one stream and reads/writes HBM on another for
+  // about 1.5 s; nvidia-smi samples clocks, power and PCIe links half a second in (an idle link
+  // drops its generation).
   struct Load {
     std::unique_ptr<Stream> copy, compute;
     std::unique_ptr<DeviceBuffer> a, b, dst;
@@ -255,26 +270,33 @@ void sample_under_load(RunContext& ctx) {
     l.b = std::make_unique<DeviceBuffer>(d, big);
     l.dst = std::make_unique<DeviceBuffer>(d, hb);
     l.host = std::make_unique<PinnedBuffer>(hb);
-    SS_CUDA(launch_fill_random(l.a->get(), ElemType::f32, big / 4, 31, -1.0f, 1.0f, l.compute->get()));
+    SS_CUDA(
+        launch_fill_random(l.a->get(), ElemType::f32, big / 4, 31, -1.0f, 1.0f, l.compute->get()));
     for (int i = 0; i < 1200; ++i)  // 64 MiB at ~50 GB/s: ~1.5 s
-      SS_CUDA(cudaMemcpyAsync(l.dst->get(), l.host->get(), hb, cudaMemcpyHostToDevice, l.copy->get()));
+      SS_CUDA(
+          cudaMemcpyAsync(l.dst->get(), l.host->get(), hb, cudaMemcpyHostToDevice, l.copy->get()));
     for (int i = 0; i < 4000; ++i)  // 1 GiB of HBM traffic per launch: ~0.3 ms each
       SS_CUDA(launch_scale_copy(l.a->as<float>(), l.b->as<float>(), big / 4, l.compute->get()));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   int st1 = 0, st2 = 0, st3 = 0;
   const std::string clocks = run_command(
-      "nvidia-smi --query-gpu=pci.bus_id,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,"
+      "nvidia-smi "
+      "--query-gpu=pci.bus_id,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power."
+      "limit,"
       "temperature.gpu --format=csv,noheader,nounits",
       st1);
   const std::string pcie = run_command(
-      "nvidia-smi --query-gpu=pci.bus_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
+      "nvidia-smi "
+      "--query-gpu=pci.bus_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
       "pcie.link.width.max --format=csv,noheader,nounits",
       st2);
-  std::string reasons = run_command("nvidia-smi --query-gpu=pci.bus_id,clocks_event_reasons.active --format=csv,noheader",
-                                    st3);
+  std::string reasons = run_command(
+      "nvidia-smi --query-gpu=pci.bus_id,clocks_event_reasons.active --format=csv,noheader", st3);
   if (st3 != 0)  // drivers before 535 name it clocks_throttle_reasons
-    reasons = run_command("nvidia-smi --query-gpu=pci.bus_id,clocks_throttle_reasons.active --format=csv,noheader", st3);
+    reasons = run_command(
+        "nvidia-smi --query-gpu=pci.bus_id,clocks_throttle_reasons.active --format=csv,noheader",
+        st3);
   for (int d = 0; d < ctx.ngpus; ++d) {
     Load& l = loads[static_cast<std::size_t>(d)];
     wait_stream(d, l.copy->get(), 60.0, "copies under load");
@@ -300,8 +322,9 @@ void sample_under_load(RunContext& ctx) {
   ctx.profile.edit([&](Json& doc) {
     for (auto& g : doc["gpus"]) {
       const std::string bus = g.value("pci_bus_id", std::string());
-      Json load{{"load", "pinned H2D copies and an HBM read/write kernel on every GPU in use at once"},
-                {"smi_exit_status", Json::array({st1, st2, st3})}};
+      Json load{
+          {"load", "pinned H2D copies and an HBM read/write kernel on every GPU in use at once"},
+          {"smi_exit_status", Json::array({st1, st2, st3})}};
       for (const auto& f : c_rows)
         if (f[0] == bus && f.size() >= 8) {
           load["sm_clock_MHz"] = field(f[1]);

@@ -1,5 +1,5 @@
-// `calibrate check` (profile_check.hpp): the measured figures against the cluster — P2P copies, collectives,
-// HBM, GEMM peak, host-device copies per NUMA node.
+// `calibrate check` (profile_check.hpp): the measured figures against the cluster — P2P copies,
+// collectives, HBM, GEMM peak, host-device copies per NUMA node.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -28,7 +28,9 @@ std::string size_text(double bytes) {
   const char* units[] = {"GiB", "MiB", "KiB"};
   const double scale[] = {1024.0 * 1024 * 1024, 1024.0 * 1024, 1024.0};
   for (int i = 0; i < 3; ++i)
-    if (bytes >= scale[i]) return fmt(bytes / scale[i], bytes == std::floor(bytes / scale[i]) * scale[i] ? 0 : 1) + " " + units[i];
+    if (bytes >= scale[i])
+      return fmt(bytes / scale[i], bytes == std::floor(bytes / scale[i]) * scale[i] ? 0 : 1) + " " +
+             units[i];
   return fmt(bytes, 0) + " B";
 }
 
@@ -44,15 +46,20 @@ void uniformity(Ctx& ctx, const std::string& rule, const std::string& what,
     double lowest = med;
     for (const auto& [name, x] : items) {
       lowest = std::min(lowest, x);
-      if (x < check_rule(rule).threshold * med) slow += (slow.empty() ? "" : ", ") + name + " " + fmt(x, 1) + " GB/s";
+      if (x < check_rule(rule).threshold * med)
+        slow += (slow.empty() ? "" : ", ") + name + " " + fmt(x, 1) + " GB/s";
     }
-    ctx.add(rule, "slowest " + what + " on " + path + " (" + std::to_string(items.size()) + ")", lowest, med, "GB/s",
-            "median of the " + std::to_string(items.size()) + " on " + path,
-            slow.empty() ? "" : slow + " below " + fmt(check_rule(rule).threshold, 2) + " x the median " + fmt(med, 1) + " GB/s");
+    ctx.add(rule, "slowest " + what + " on " + path + " (" + std::to_string(items.size()) + ")",
+            lowest, med, "GB/s", "median of the " + std::to_string(items.size()) + " on " + path,
+            slow.empty() ? ""
+                         : slow + " below " + fmt(check_rule(rule).threshold, 2) +
+                               " x the median " + fmt(med, 1) + " GB/s");
   }
 }
 
-std::string path_name(PathType t) { return t == PathType::nvlink ? "NVLink" : std::string(to_string(t)); }
+std::string path_name(PathType t) {
+  return t == PathType::nvlink ? "NVLink" : std::string(to_string(t));
+}
 
 }  // namespace
 
@@ -65,14 +72,17 @@ void check_p2p(Ctx& ctx) {
     return;
   }
   // Copies between peers ignore NCCL's P2P level: price them on the direct routes.
-  const Priced* direct = ctx.base.cluster.p2p_level() == PathType::sys ? &ctx.base
-                                                                        : ctx.variant("p2p_sys", ClusterVariant{{}, false, "SYS"});
+  const Priced* direct = ctx.base.cluster.p2p_level() == PathType::sys
+                             ? &ctx.base
+                             : ctx.variant("p2p_sys", ClusterVariant{{}, false, "SYS"});
   if (direct == nullptr) return;
   const Cluster& c = direct->cluster;
   bool has_nvlink = false;
   for (int a = 0; a < G; ++a)
-    for (int b = 0; b < G; ++b) has_nvlink = has_nvlink || (a != b && c.gpu_path_type(a, b) == PathType::nvlink);
-  const Priced* pcie = has_nvlink ? ctx.variant("pcie_only", ClusterVariant{{}, true, {}}) : nullptr;
+    for (int b = 0; b < G; ++b)
+      has_nvlink = has_nvlink || (a != b && c.gpu_path_type(a, b) == PathType::nvlink);
+  const Priced* pcie =
+      has_nvlink ? ctx.variant("pcie_only", ClusterVariant{{}, true, {}}) : nullptr;
   std::map<std::string, std::vector<std::pair<std::string, double>>> groups;
   for (const auto& row : p2p) {
     if (!row.is_object()) continue;
@@ -84,21 +94,25 @@ void check_p2p(Ctx& ctx) {
     double expected = to_GBps(c.path_bandwidth(r));
     if (bidi) expected = 2.0 * std::min(expected, to_GBps(c.path_bandwidth(c.route(b, a))));
     const PathType t = c.gpu_path_type(a, b);
-    const std::string figure = "p2p " + std::to_string(a) + "->" + std::to_string(b) + (bidi ? " bidi" : " uni");
+    const std::string figure =
+        "p2p " + std::to_string(a) + "->" + std::to_string(b) + (bidi ? " bidi" : " uni");
     std::string message;
     std::vector<std::string> first = ctx.env_causes;
     if (row.contains("peer_access") && row["peer_access"] == false)
-      first.insert(first.begin(), "the profile recorded no peer access for this pair: the copy was staged through "
-                                  "host memory");
+      first.insert(first.begin(),
+                   "the profile recorded no peer access for this pair: the copy was staged through "
+                   "host memory");
     if (*bw < check_rule(t == PathType::nvlink ? "p2p_nvlink" : "p2p_pcie").threshold * expected) {
-      message = fmt(*bw, 1) + " GB/s is " + fmt(*bw / expected, 2) + " of the " + fmt(expected, 1) + " GB/s of the " +
-                path_name(t) + " route";
+      message = fmt(*bw, 1) + " GB/s is " + fmt(*bw / expected, 2) + " of the " + fmt(expected, 1) +
+                " GB/s of the " + path_name(t) + " route";
       if (pcie && t == PathType::nvlink) {
         double p = to_GBps(pcie->cluster.path_bandwidth(pcie->cluster.route(a, b)));
-        if (bidi) p = 2.0 * std::min(p, to_GBps(pcie->cluster.path_bandwidth(pcie->cluster.route(b, a))));
+        if (bidi)
+          p = 2.0 * std::min(p, to_GBps(pcie->cluster.path_bandwidth(pcie->cluster.route(b, a))));
         if (distance(*bw, p) < distance(*bw, expected)) {
           message += ", and nearer the pair's PCIe route (" + fmt(p, 1) + " GB/s, " +
-                     std::string(to_string(pcie->cluster.gpu_path_type(a, b))) + "): the copy went over PCIe, not NVLink";
+                     std::string(to_string(pcie->cluster.gpu_path_type(a, b))) +
+                     "): the copy went over PCIe, not NVLink";
         }
       }
     }
@@ -114,10 +128,13 @@ void check_collectives(Ctx& ctx) {
   std::map<std::string, std::vector<std::pair<std::string, double>>> pairs;
   for (const auto& e : ctx.profile.collectives) {
     if (e.rows.empty()) continue;
-    const auto best = std::max_element(e.rows.begin(), e.rows.end(),
-                                       [](const CollRow& x, const CollRow& y) { return x.bytes < y.bytes; });
+    const auto best =
+        std::max_element(e.rows.begin(), e.rows.end(),
+                         [](const CollRow& x, const CollRow& y) { return x.bytes < y.bytes; });
     if (e.op == "sendrecv_pair") {  // one pair of the group: compared with its peers on alike paths
-      if (!e.src || !e.dst || *e.src >= c.gpus_per_node() || *e.dst >= c.gpus_per_node() || *e.src == *e.dst) continue;
+      if (!e.src || !e.dst || *e.src >= c.gpus_per_node() || *e.dst >= c.gpus_per_node() ||
+          *e.src == *e.dst)
+        continue;
       pairs[path_name(c.gpu_path_type(*e.src, *e.dst))].emplace_back(
           "sendrecv " + std::to_string(*e.src) + "->" + std::to_string(*e.dst), best->busbw_GBps);
       continue;
@@ -126,25 +143,30 @@ void check_collectives(Ctx& ctx) {
     if (!op) continue;
     auto ranks = cluster_ranks(e, c);
     if (!ranks) {
-      ctx.report.notes.push_back(e.op + " n=" + std::to_string(e.nranks) + " not checked: " + ranks.error().message);
+      ctx.report.notes.push_back(e.op + " n=" + std::to_string(e.nranks) +
+                                 " not checked: " + ranks.error().message);
       continue;
     }
-    const double predicted = to_GBps(ctx.base.model->analytical(*op, *ranks, Bytes(best->bytes)).busbw);
-    const std::string figure = e.op + " n=" + std::to_string(e.nranks) +
-                               (e.nodes && *e.nodes > 1 ? " (" + std::to_string(*e.nodes) + " nodes)" : "") + " at " +
-                               size_text(best->bytes);
+    const double predicted =
+        to_GBps(ctx.base.model->analytical(*op, *ranks, Bytes(best->bytes)).busbw);
+    const std::string figure =
+        e.op + " n=" + std::to_string(e.nranks) +
+        (e.nodes && *e.nodes > 1 ? " (" + std::to_string(*e.nodes) + " nodes)" : "") + " at " +
+        size_text(best->bytes);
     std::string message;
     std::vector<std::string> first = ctx.env_causes;
     const double m = best->busbw_GBps;
     if (m < check_rule("coll_busbw").threshold * predicted) {
-      message = fmt(m, 1) + " GB/s busbw is " + fmt(m / predicted, 2) + " of the " + fmt(predicted, 1) +
-                " GB/s the model predicts on " + c.name();
+      message = fmt(m, 1) + " GB/s busbw is " + fmt(m / predicted, 2) + " of the " +
+                fmt(predicted, 1) + " GB/s the model predicts on " + c.name();
       // Which variant of the machine does the measurement match best?
-      const bool spans = ctx.base.cluster.node_of(ranks->front()) != ctx.base.cluster.node_of(ranks->back());
+      const bool spans =
+          ctx.base.cluster.node_of(ranks->front()) != ctx.base.cluster.node_of(ranks->back());
       std::vector<std::pair<std::string, ClusterVariant>> tries;
       if (!spans && c.gpus_per_node() > 1 && c.gpu_path_type(0, 1) == PathType::nvlink)
         tries.push_back({"pcie_only", ClusterVariant{{}, true, {}}});
-      if (spans && c.gpudirect_rdma()) tries.push_back({"gdr_off", ClusterVariant{false, false, {}}});
+      if (spans && c.gpudirect_rdma())
+        tries.push_back({"gdr_off", ClusterVariant{false, false, {}}});
       double best_d = distance(m, predicted);
       for (const auto& [key, v] : tries) {
         const Priced* p = ctx.variant(key, v);
@@ -153,14 +175,16 @@ void check_collectives(Ctx& ctx) {
         if (distance(m, alt) >= best_d) continue;
         best_d = distance(m, alt);
         message += "; nearer the " + v.describe() + " prediction (" + fmt(alt, 1) + " GB/s)";
-        first.insert(first.begin() + static_cast<std::ptrdiff_t>(ctx.env_causes.size()), key == "pcie_only" ? "NCCL ran over PCIe (ring over PCIe rate): NVLink down or "
-                                                         "P2P over NVLink not used (NCCL_P2P_DISABLE / LEVEL)"
-                                                       : "GPUDirect RDMA off: inter-node traffic staged through host "
-                                                         "memory (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL)");
+        first.insert(first.begin() + static_cast<std::ptrdiff_t>(ctx.env_causes.size()),
+                     key == "pcie_only"
+                         ? "NCCL ran over PCIe (ring over PCIe rate): NVLink down or "
+                           "P2P over NVLink not used (NCCL_P2P_DISABLE / LEVEL)"
+                         : "GPUDirect RDMA off: inter-node traffic staged through host "
+                           "memory (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL)");
       }
     }
-    ctx.add("coll_busbw", figure, m, predicted, "GB/s", "collective model, datasheet parameters, " + c.name(), message,
-            first);
+    ctx.add("coll_busbw", figure, m, predicted, "GB/s",
+            "collective model, datasheet parameters, " + c.name(), message, first);
   }
   uniformity(ctx, "sendrecv_pair_uniform", "sendrecv pair", pairs);
 }
@@ -190,7 +214,8 @@ void check_gemm(Ctx& ctx) {
     const std::string key = dtype.rfind("fp8", 0) == 0 ? "fp8" : dtype;
     const auto p = peak.get(key);
     if (!p) {
-      ctx.report.notes.push_back("GEMM " + dtype + " not checked: the cluster gives no " + key + " peak");
+      ctx.report.notes.push_back("GEMM " + dtype + " not checked: the cluster gives no " + key +
+                                 " peak");
       continue;
     }
     ctx.add("gemm_peak", "GEMM " + dtype + " best", tf, p->value / 1e12, "TFLOP/s",
@@ -205,66 +230,80 @@ void check_host_copies(Ctx& ctx) {
   auto host_path = [&](int gpu, int numa, std::string& from) -> double {
     const auto r = c.gpu_to_cpu_route(gpu, numa);
     if (r.empty()) return 0;
-    from = "gpu" + std::to_string(gpu) + " to NUMA node " + std::to_string(numa) + ": " + describe_bottleneck(c, r);
+    from = "gpu" + std::to_string(gpu) + " to NUMA node " + std::to_string(numa) + ": " +
+           describe_bottleneck(c, r);
     return to_GBps(c.path_bandwidth(r));
   };
   const Json rows = mem.value("host_copies", Json::array());
-  if (!rows.is_array() || rows.empty()) {  // profiles before per-NUMA copies: pinned copies of `device`
+  if (!rows.is_array() ||
+      rows.empty()) {  // profiles before per-NUMA copies: pinned copies of `device`
     const int dev = mem.value("device", 0);
     if (dev >= c.gpus_per_node()) return;
     std::string from;
     const double want = host_path(dev, c.gpu_numa_node(dev), from);
     for (const char* k : {"h2d_GBps", "d2h_GBps"})
       if (const auto v = number(mem, k); v && want > 0)
-        ctx.add("host_copy", std::string("pinned ") + (k[0] == 'h' ? "H2D" : "D2H") + " gpu" + std::to_string(dev), *v,
-                want, "GB/s", from + " (NUMA node of the buffer not recorded)");
-    ctx.report.notes.push_back("host copies per NUMA node and pageable copies not in the profile (measured by "
-                               "scalescope-calibrate's memory section from this version on)");
+        ctx.add(
+            "host_copy",
+            std::string("pinned ") + (k[0] == 'h' ? "H2D" : "D2H") + " gpu" + std::to_string(dev),
+            *v, want, "GB/s", from + " (NUMA node of the buffer not recorded)");
+    ctx.report.notes.push_back(
+        "host copies per NUMA node and pageable copies not in the profile (measured by "
+        "scalescope-calibrate's memory section from this version on)");
     return;
   }
-  // Pinned copies per (GPU, NUMA node, direction); pageable ones against the pinned copy of the same three.
+  // Pinned copies per (GPU, NUMA node, direction); pageable ones against the pinned copy of the
+  // same three.
   std::map<std::tuple<int, int, std::string>, double> pinned;
   for (const auto& r : rows)
     if (r.value("memory", std::string()) == "pinned")
-      if (const auto v = number(r, "GBps")) pinned[{r.value("gpu", -1), r.value("numa_node", -1), r.value("direction", std::string())}] = *v;
+      if (const auto v = number(r, "GBps"))
+        pinned[{r.value("gpu", -1), r.value("numa_node", -1),
+                r.value("direction", std::string())}] = *v;
   std::map<int, std::pair<double, int>> best_h2d;  // gpu -> (fastest pinned H2D, its NUMA node)
   for (const auto& [key, v] : pinned) {
     const auto& [gpu, numa, dir] = key;
     if (gpu < 0 || gpu >= c.gpus_per_node()) continue;
     std::string from;
     const double want = host_path(gpu, numa, from);
-    const std::string figure = "pinned " + std::string(dir == "h2d" ? "H2D" : "D2H") + " gpu" + std::to_string(gpu) +
-                               " numa" + std::to_string(numa);
+    const std::string figure = "pinned " + std::string(dir == "h2d" ? "H2D" : "D2H") + " gpu" +
+                               std::to_string(gpu) + " numa" + std::to_string(numa);
     if (want > 0)
       ctx.add("host_copy", figure, v, want, "GB/s", from);
     else
-      ctx.report.notes.push_back(figure + ": the cluster has no CPU of NUMA node " + std::to_string(numa));
+      ctx.report.notes.push_back(figure + ": the cluster has no CPU of NUMA node " +
+                                 std::to_string(numa));
     if (dir == "h2d" && v > best_h2d[gpu].first) best_h2d[gpu] = {v, numa};
   }
   for (const auto& r : rows) {
     if (r.value("memory", std::string()) != "pageable") continue;
     const auto v = number(r, "GBps");
-    const auto it = pinned.find({r.value("gpu", -1), r.value("numa_node", -1), r.value("direction", std::string())});
+    const auto it = pinned.find(
+        {r.value("gpu", -1), r.value("numa_node", -1), r.value("direction", std::string())});
     if (!v || it == pinned.end()) continue;
     const auto& [gpu, numa, dir] = it->first;
     ctx.add("host_copy_pageable",
-            "pageable " + std::string(dir == "h2d" ? "H2D" : "D2H") + " gpu" + std::to_string(gpu) + " numa" + std::to_string(numa),
+            "pageable " + std::string(dir == "h2d" ? "H2D" : "D2H") + " gpu" + std::to_string(gpu) +
+                " numa" + std::to_string(numa),
             *v, it->second, "GB/s", "the pinned copy of the same GPU, NUMA node and direction");
   }
   for (const auto& [gpu, best] : best_h2d) {
     const int own = c.gpu_numa_node(gpu);
     const auto it = pinned.find({gpu, own, "h2d"});
     if (it == pinned.end()) {
-      ctx.report.notes.push_back("gpu" + std::to_string(gpu) + ": the cluster places it on NUMA node " +
-                                 std::to_string(own) + ", which the machine did not measure (numactl -H shows its nodes)");
+      ctx.report.notes.push_back(
+          "gpu" + std::to_string(gpu) + ": the cluster places it on NUMA node " +
+          std::to_string(own) + ", which the machine did not measure (numactl -H shows its nodes)");
       continue;
     }
-    ctx.add("host_copy_numa", "pinned H2D gpu" + std::to_string(gpu) + " from its NUMA node " + std::to_string(own),
+    ctx.add("host_copy_numa",
+            "pinned H2D gpu" + std::to_string(gpu) + " from its NUMA node " + std::to_string(own),
             it->second, best.first, "GB/s", "fastest node: " + std::to_string(best.second),
             it->second < check_rule("host_copy_numa").threshold * best.first
-                ? "copies from NUMA node " + std::to_string(best.second) + " (" + fmt(best.first, 1) +
-                      " GB/s) beat the node the cluster places gpu" + std::to_string(gpu) + " on (" +
-                      std::to_string(own) + ", " + fmt(it->second, 1) + " GB/s)"
+                ? "copies from NUMA node " + std::to_string(best.second) + " (" +
+                      fmt(best.first, 1) + " GB/s) beat the node the cluster places gpu" +
+                      std::to_string(gpu) + " on (" + std::to_string(own) + ", " +
+                      fmt(it->second, 1) + " GB/s)"
                 : "");
   }
 }

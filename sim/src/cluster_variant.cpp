@@ -8,7 +8,9 @@ namespace scalescope {
 namespace {
 
 bool names_nvswitch(const Json& end) {
-  auto is = [](const Json& s) { return s.is_string() && s.get<std::string>().rfind("nvswitch", 0) == 0; };
+  auto is = [](const Json& s) {
+    return s.is_string() && s.get<std::string>().rfind("nvswitch", 0) == 0;
+  };
   if (is(end)) return true;
   if (end.is_array())
     for (const auto& e : end)
@@ -28,7 +30,8 @@ std::string ClusterVariant::describe() const {
 }
 
 Json apply_variant(Json doc, const ClusterVariant& v) {
-  if (!doc.is_object() || !doc.contains("node") || !doc["node"].is_object()) return doc;  // the loader says why
+  if (!doc.is_object() || !doc.contains("node") || !doc["node"].is_object())
+    return doc;  // the loader says why
   Json& node = doc["node"];
   if (v.gpudirect_rdma) node["gpudirect_rdma"] = *v.gpudirect_rdma;
   if (v.p2p_level) node["p2p_level"] = *v.p2p_level;

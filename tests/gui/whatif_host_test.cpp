@@ -1,6 +1,7 @@
-// What-if switches for host paths: GPUDirect RDMA off slows a multi-node step and PCIe-only P2P slows a
-// tensor-parallel step, and each shown step equals the library's prediction of the same cluster file edited by
-// hand (the key set or the NVLink links removed here, without the GUI's code).
+// What-if switches for host paths: GPUDirect RDMA off slows a multi-node step and PCIe-only P2P
+// slows a tensor-parallel step, and each shown step equals the library's prediction of the same
+// cluster file edited by hand (the key set or the NVLink links removed here, without the GUI's
+// code).
 #include <QCheckBox>
 #include <QSlider>
 #include <QtTest>
@@ -19,9 +20,11 @@ using namespace scalescope::gui;
 
 namespace {
 
-/// The step time of `plan` on hgx-h200-8 (edited by `edit`) at `nodes` nodes, as `scalescope simulate` computes
-/// it with no --calibration (the shipped H200 profile for the GPU, the datasheet link model).
-double library_step(const std::string& plan_text, int nodes, const std::function<void(Json&)>& edit) {
+/// The step time of `plan` on hgx-h200-8 (edited by `edit`) at `nodes` nodes, as `scalescope
+/// simulate` computes it with no --calibration (the shipped H200 profile for the GPU, the datasheet
+/// link model).
+double library_step(const std::string& plan_text, int nodes,
+                    const std::function<void(Json&)>& edit) {
   const auto file = find_data_file("topologies", "hgx-h200-8");
   if (!file) return -1;
   auto doc = read_json_file(file->path);
@@ -64,7 +67,8 @@ class WhatIfHostTest : public QObject {
     MainWindow w(false);
     w.workload()->set_session(session(8, 2, 16));
     QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
-    QVERIFY(w.whatif()->gpudirect_box()->isChecked());  // hgx-h200-8 has GPUDirect RDMA (the default)
+    QVERIFY(
+        w.whatif()->gpudirect_box()->isChecked());  // hgx-h200-8 has GPUDirect RDMA (the default)
     w.whatif()->recompute_now();
     const double on = w.whatif()->last_step_time_s();
     QVERIFY2(on > 0, qPrintable(w.whatif()->result_text()));
@@ -73,7 +77,8 @@ class WhatIfHostTest : public QObject {
     const double off = w.whatif()->last_step_time_s();
     QVERIFY2(off > on, qPrintable(w.whatif()->result_text()));
     QCOMPARE(on, library_step("tp=8,dp=2,mbs=1,gbs=16", 2, [](Json&) {}));
-    QCOMPARE(off, library_step("tp=8,dp=2,mbs=1,gbs=16", 2, [](Json& d) { d["node"]["gpudirect_rdma"] = false; }));
+    QCOMPARE(off, library_step("tp=8,dp=2,mbs=1,gbs=16", 2,
+                               [](Json& d) { d["node"]["gpudirect_rdma"] = false; }));
     QVERIFY(w.whatif()->result_text().contains("GPUDirect RDMA: off"));
   }
 
@@ -89,7 +94,8 @@ class WhatIfHostTest : public QObject {
     const double expected = library_step("tp=8,dp=1,mbs=1,gbs=8", 1, [](Json& d) {
       Json kept = Json::array();
       for (const auto& l : d["node"]["links"])
-        if (l["kind"] != "nvlink") kept.push_back(l);  // hgx-h200-8: only the GPU-NVSwitch links are NVLink
+        if (l["kind"] != "nvlink")
+          kept.push_back(l);  // hgx-h200-8: only the GPU-NVSwitch links are NVLink
       d["node"]["links"] = kept;
       d["node"].erase("nvswitches");
     });
