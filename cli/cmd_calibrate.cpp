@@ -1,5 +1,6 @@
 // `scalescope calibrate`: fit a profile into collective parameters (fit), show how well they
-// predict (report, in cmd_calibrate_report.cpp), and run the GPU measurement program (run).
+// predict (report, in cmd_calibrate_report.cpp), check the machine's health (check, in
+// cmd_calibrate_check.cpp), and run the GPU measurement program (run).
 #include <iostream>
 
 #include "calibrate_common.hpp"
@@ -7,6 +8,7 @@
 namespace scalescope::cli {
 
 void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_report.cpp
+void register_calibrate_check(CLI::App* calibrate, Context& ctx);   // cmd_calibrate_check.cpp
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_import.cpp
 void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_import.cpp
 void register_calibrate_shapes(CLI::App* calibrate, Context& ctx);            // cmd_calibrate_shapes.cpp
@@ -67,7 +69,8 @@ int run_fit(const FitCmd& o) {
 void register_calibrate(CLI::App& app, Context& ctx) {
   CLI::App* sub = app.add_subcommand(
       "calibrate",
-      "Calibration profiles: fit them into collective-model parameters, report prediction errors, or run the GPU "
+      "Calibration profiles: fit them into collective-model parameters, report prediction errors, check the machine "
+      "they were measured on against its topology, or run the GPU "
       "measurement program that writes them");
   sub->require_subcommand(1);
 
@@ -83,6 +86,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   fit->callback([fo, &ctx] { ctx.exit_code = run_fit(*fo); });
 
   register_calibrate_report(sub, ctx);
+  register_calibrate_check(sub, ctx);
   register_calibrate_import_attention(sub, ctx);
   register_calibrate_import_section(sub, ctx);
   register_calibrate_shapes(sub, ctx);

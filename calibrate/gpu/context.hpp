@@ -34,6 +34,7 @@ struct Options {
   bool quick = false;
   bool allow_nvls = false;
   double watchdog_s = 0.0;  ///< 0: time budget + 90 s
+  std::string check_cluster;  ///< cluster for the closing health check (empty: chosen from the GPU type)
   std::string command_line;
 
   bool has_section(std::string_view s) const;

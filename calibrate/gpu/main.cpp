@@ -73,9 +73,16 @@ int finish(sg::RunContext& ctx, bool all_sections_done) {
     st["complete"] = all_sections_done && !has_errors && !st["budget_exhausted"].get<bool>();
   });
   ctx.save();
-  std::string text;
-  ctx.profile.edit([&](Json& d) { text = sg::summary_text(d); });
-  std::cout << text << "profile: " << ctx.profile.path() << std::endl;
+  std::string text, health_text;
+  ctx.profile.edit([&](Json& d) {
+    text = sg::summary_text(d);
+    Json health;
+    health_text = sg::health_check(d, ctx.profile.path(), ctx.opt.check_cluster, health);
+    d["health"] = health;
+  });
+  ctx.save();
+  std::cout << text << "== health check (scalescope calibrate check) ==\n" << health_text
+            << "profile: " << ctx.profile.path() << std::endl;
   return has_errors ? 1 : 0;
 }
 

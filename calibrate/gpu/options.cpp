@@ -77,6 +77,9 @@ void add_options(CLI::App& app, Options& opt, RawOptions& raw) {
   app.add_flag("--allow-nvls", opt.allow_nvls,
                "Do not force NCCL_NVLS_ENABLE=0 (by default NVLink multicast is switched off for "
                "the host's safety)");
+  app.add_option("--cluster", opt.check_cluster,
+                 "Cluster to check the profile against at the end (`scalescope calibrate check`): a topologies/ name "
+                 "or a file; default: the built-in with this GPU type and the fewest GPUs per node");
   app.add_option("--watchdog-s", opt.watchdog_s,
                  "Abort (writing the profile) after this many seconds; 0 = time budget + 90")
       ->check(CLI::NonNegativeNumber)

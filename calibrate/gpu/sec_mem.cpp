@@ -1,5 +1,6 @@
 // Memory section (GPU 0): HBM bandwidth (copy engine and a read/write kernel), pinned host
-// transfers, kernel launch overheads and the cost of an elementwise kernel by size.
+// transfers, kernel launch overheads and the cost of an elementwise kernel by size; and, for every GPU in use,
+// host copies per NUMA node and the clocks / PCIe links under load (sec_host.cpp).
 #include <chrono>
 #include <cstring>
 
@@ -85,6 +86,11 @@ void run_mem(RunContext& ctx) {
                  mem["d2h_GBps"].get<double>()));
   }
   store(ctx, mem);
+
+  // 2b. Every GPU from every NUMA node, pinned and pageable; clocks and PCIe links under load.
+  run_host_copies(ctx, mem);
+  store(ctx, mem);
+  sample_under_load(ctx);
 
   // 3. Launch overheads of an empty kernel.
   if (!ctx.fits(3.0)) return ctx.budget_stop("launch overhead");

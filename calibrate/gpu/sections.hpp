@@ -33,9 +33,18 @@ std::string utc_now();
 
 /// Human-readable summary of a profile document (printed at the end of a run).
 std::string summary_text(const Json& doc);
+/// `scalescope calibrate check` of the profile document written to `path`, against `cluster` (empty: chosen from
+/// the GPU type): the report's text; `health` gets its summary (or the reason it did not run).
+std::string health_check(const Json& doc, const std::string& path, const std::string& cluster, Json& health);
 
 void run_topo(RunContext& ctx, const std::vector<SmiGpu>& smi);
 void run_mem(RunContext& ctx);
+/// Part of the memory section: host-device copies of every GPU in use from every NUMA node, pinned and pageable,
+/// both directions (memory.host_copies), and the NUMA layout (memory.numa).
+void run_host_copies(RunContext& ctx, Json& mem);
+/// Part of the memory section: clocks, power and PCIe links of every GPU in use sampled with nvidia-smi while
+/// they copy and compute (gpus[i].under_load).
+void sample_under_load(RunContext& ctx);
 void run_p2p(RunContext& ctx);
 void run_coll(RunContext& ctx);
 void run_gemm(RunContext& ctx);

@@ -176,7 +176,7 @@ Expected<Profile> profile_from_json(const Json& doc, std::string source) {
     const JsonCursor root(doc, source);
     root.expect_keys({"schema", "created_utc", "tool", "host", "versions", "environment", "environment_notes",
                       "nvidia_smi_query", "gpus", "topology", "collectives_method", "collectives", "p2p", "gemm",
-                      "gemm_meta", "memory", "status", "provenance", "import", "attention", "interference"});
+                      "gemm_meta", "memory", "status", "provenance", "import", "attention", "interference", "health"});
     const auto schema = root.at("schema");
     if (schema.as_string() != kProfileSchema)
       schema.fail("expected \"" + std::string(kProfileSchema) + "\", " + JsonCursor::describe(schema.json()));
@@ -187,7 +187,7 @@ Expected<Profile> profile_from_json(const Json& doc, std::string source) {
     if (p.provenance.empty()) root.at("provenance").fail("expected a non-empty string");
     p.collectives_method = root.get_string("collectives_method", "");
     for (auto key : {"tool", "host", "versions", "environment", "nvidia_smi_query", "topology", "memory", "status",
-                     "import", "interference"})
+                     "import", "interference", "health"})
       expect_type(root, key, true);
     for (auto key : {"environment_notes", "gpus", "p2p", "gemm_meta"}) expect_type(root, key, false);
     if (auto c = root.find("collectives"))

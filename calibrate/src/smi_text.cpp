@@ -112,6 +112,9 @@ std::optional<TopoMatrix> parse_topo_matrix(std::string_view text) {
     m.rows.push_back(toks[0]);
     m.cells.emplace_back(toks.begin() + 1,
                          toks.begin() + 1 + static_cast<std::ptrdiff_t>(m.columns.size()));
+    const std::size_t after = m.columns.size() + 1;
+    m.cpu_affinity.push_back(toks.size() > after ? toks[after] : std::string());
+    m.numa_affinity.push_back(toks.size() > after + 1 ? toks[after + 1] : std::string());
   }
   if (!header_found) return std::nullopt;
   return m;

@@ -27,6 +27,7 @@ QColor vertex_color(VertexKind k) {
     case VertexKind::cpu: return QColor(96, 125, 139);
     case VertexKind::nic: return QColor(255, 179, 0);
     case VertexKind::fabric_switch: return QColor(63, 81, 181);
+    case VertexKind::host_memory: return QColor(158, 158, 158);
   }
   return Qt::gray;
 }
@@ -39,6 +40,7 @@ int row_of(VertexKind k) {  // rows inside a node box, top to bottom
     case VertexKind::gpu: return 3;
     case VertexKind::nvswitch: return 4;
     case VertexKind::fabric_switch: return 0;
+    case VertexKind::host_memory: return 2;
   }
   return 0;
 }
@@ -52,6 +54,7 @@ QColor link_color(LinkKind k) {
     case LinkKind::ib: return QColor(30, 136, 229);
     case LinkKind::roce: return QColor(142, 36, 170);
     case LinkKind::ethernet: return QColor(229, 57, 53);
+    case LinkKind::memory: return QColor(158, 158, 158);
   }
   return Qt::gray;
 }
@@ -227,7 +230,8 @@ void ClusterView::paintEvent(QPaintEvent*) {
   for (const QString& l : legend_) {
     const QString kind = l.section(' ', 0, 0);
     LinkKind k = LinkKind::pcie;
-    for (LinkKind cand : {LinkKind::nvlink, LinkKind::pcie, LinkKind::upi, LinkKind::ib, LinkKind::roce, LinkKind::ethernet}) {
+    for (LinkKind cand : {LinkKind::nvlink, LinkKind::pcie, LinkKind::upi, LinkKind::ib, LinkKind::roce, LinkKind::ethernet,
+                          LinkKind::memory}) {
       if (kind == QString::fromStdString(std::string(to_string(cand)))) k = cand;
     }
     p.fillRect(QRectF(x, 26, 14, 10), link_color(k));

@@ -60,7 +60,19 @@ WhatIfTab::WhatIfTab(QWidget* parent) : QWidget(parent) {
                             "tp_comm_overlap with sp)");
   outer->addWidget(fp8_);
   outer->addWidget(overlaps_);
-  for (QCheckBox* c : {interference_, fp8_, overlaps_}) {
+  gpudirect_ = new QCheckBox("GPUDirect RDMA (NICs read and write GPU memory; off: traffic between nodes is staged "
+                             "through host memory)");
+  gpudirect_->setChecked(true);
+  gpudirect_->setToolTip(
+      "Off: every transfer between nodes goes GPU -> PCIe -> host memory -> NIC and back down on the other side, as "
+      "NCCL does without GPUDirect RDMA; the PCIe uplinks, host memory and NICs are shared by all of it "
+      "(docs/cluster-format.md, gpudirect_rdma).");
+  pcie_only_ = new QCheckBox("PCIe-only P2P (no NVLink: GPUs talk through PCIe switches, the root complex and UPI)");
+  pcie_only_->setToolTip("The node without its NVLink links and NVSwitches, as a PCIe-only server of the same "
+                         "layout: pairs under one switch go through it, others through the CPU or across sockets.");
+  outer->addWidget(gpudirect_);
+  outer->addWidget(pcie_only_);
+  for (QCheckBox* c : {interference_, fp8_, overlaps_, gpudirect_, pcie_only_}) {
     connect(c, &QCheckBox::toggled, this, [this] {
       refresh_labels();
       if (!loading_) debounce_->start();
@@ -93,7 +105,11 @@ void WhatIfTab::set_base(const Session& base) {
   loading_ = true;
   ClusterOptions one;
   one.nodes = 1;
-  if (auto c = load_cluster_by_name_or_path(base.cluster, one)) gpus_per_node_ = c->gpus_per_node();
+  file_gpudirect_ = true;
+  if (auto c = load_cluster_by_name_or_path(base.cluster, one)) {
+    gpus_per_node_ = c->gpus_per_node();
+    file_gpudirect_ = c->gpudirect_rdma();
+  }
   const int nodes = base.nodes > 0 ? base.nodes : (base.plan.gpus() + gpus_per_node_ - 1) / gpus_per_node_;
   nodes_->setRange(1, std::max(64, 2 * nodes));  // room to double the session's cluster
   nodes_->setValue(std::max(nodes, 1));
@@ -104,6 +120,8 @@ void WhatIfTab::set_base(const Session& base) {
   interference_->setChecked(base.interference);
   fp8_->setChecked(base.plan.fp8());
   overlaps_->setChecked(base.plan.overlap && (base.plan.overlap_param_gather || base.plan.tp_comm_overlap));
+  gpudirect_->setChecked(base.gpudirect_rdma.value_or(file_gpudirect_));
+  pcie_only_->setChecked(base.pcie_only_p2p);
   loading_ = false;
   refresh_labels();
 }
@@ -127,6 +145,9 @@ Session WhatIfTab::scenario() const {
   s.nvlink_scale = nvlink_->value() / 100.0;
   s.nic_scale = nic_->value() / 100.0;
   s.interference = interference_->isChecked();
+  // Only a change from the file is an override, so that identity settings price the file as it is.
+  s.gpudirect_rdma = gpudirect_->isChecked() == file_gpudirect_ ? std::nullopt : std::optional<bool>(gpudirect_->isChecked());
+  s.pcie_only_p2p = pcie_only_->isChecked();
   s.fidelity = "analytical";
   return s;
 }
@@ -176,6 +197,10 @@ void WhatIfTab::recompute_now() {
                .arg(p->fits_memory ? "" : "  (DOES NOT FIT)")
                .arg(p->sim.breakdown.exposed_comm().value, 0, 'f', 4)
                .arg(p->sim.breakdown[BreakdownPart::bubble].value, 0, 'f', 4);
+    if (s.gpudirect_rdma)
+      text += *s.gpudirect_rdma ? QString("\nGPUDirect RDMA: on (what-if)")
+                                : QString("\nGPUDirect RDMA: off (what-if): traffic between nodes staged through host memory");
+    if (s.pcie_only_p2p) text += QString("\nPCIe-only P2P (what-if): no NVLink");
     const Interference& f = in->compute->interference();
     text += !s.interference ? QString("\ninterference: off")
             : in->compute->per_kernel_interference()

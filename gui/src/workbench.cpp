@@ -8,6 +8,7 @@
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/calibrate/profile.hpp"
 #include "scalescope/models/compute_profile.hpp"
+#include "scalescope/sim/cluster_variant.hpp"
 #include "scalescope/sim/data_files.hpp"
 #include "scalescope/sim/json_reader.hpp"
 
@@ -34,6 +35,8 @@ Json session_to_json(const Session& s) {
             {"nvlink_scale", s.nvlink_scale},
             {"nic_scale", s.nic_scale},
             {"interference", s.interference}};
+  if (s.gpudirect_rdma) j["gpudirect_rdma"] = *s.gpudirect_rdma;
+  if (s.pcie_only_p2p) j["pcie_only_p2p"] = true;
   if (!s.tab.empty()) j["tab"] = s.tab;
   return j;
 }
@@ -43,7 +46,7 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     JsonCursor c(doc, file);
     c.expect_object();
     c.expect_keys({"schema", "model", "plan", "cluster", "nodes", "calibration", "fidelity", "nvlink_scale",
-                   "nic_scale", "interference", "tab"});
+                   "nic_scale", "interference", "gpudirect_rdma", "pcie_only_p2p", "tab"});
     const std::string schema = c.get_string("schema");
     if (schema != "scalescope.gui_session/1") {
       c.at("schema").fail("expected \"scalescope.gui_session/1\", got \"" + schema + "\"");
@@ -59,6 +62,8 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     if (auto f = c.find("nvlink_scale")) s.nvlink_scale = f->as_number_in(1e-3, 1e3);
     if (auto f = c.find("nic_scale")) s.nic_scale = f->as_number_in(1e-3, 1e3);
     if (auto f = c.find("interference")) s.interference = f->as_bool();
+    if (auto f = c.find("gpudirect_rdma")) s.gpudirect_rdma = f->as_bool();
+    if (auto f = c.find("pcie_only_p2p")) s.pcie_only_p2p = f->as_bool();
     s.tab = c.get_string("tab", "");
     return s;
   });
@@ -108,8 +113,18 @@ bool touches_nic(const Json& l) {
   return false;
 }
 
+/// The what-if switches as a cluster variant.
+ClusterVariant variant_of(const Session& s) {
+  ClusterVariant v;
+  v.gpudirect_rdma = s.gpudirect_rdma;
+  v.pcie_only = s.pcie_only_p2p;
+  return v;
+}
+
 Expected<Cluster> load_scaled_cluster(const Session& s, ClusterOptions copt) {
-  if (s.nvlink_scale == 1.0 && s.nic_scale == 1.0) return load_cluster_by_name_or_path(s.cluster, copt);
+  const ClusterVariant variant = variant_of(s);
+  if (s.nvlink_scale == 1.0 && s.nic_scale == 1.0 && variant.empty())
+    return load_cluster_by_name_or_path(s.cluster, copt);
   const auto file = cluster_file(s.cluster);
   auto doc = read_json_file(file);
   if (!doc) return doc.error();
@@ -130,7 +145,8 @@ Expected<Cluster> load_scaled_cluster(const Session& s, ClusterOptions copt) {
       d["fabric"]["nic_speed_Gbps"].is_number()) {
     d["fabric"]["nic_speed_Gbps"] = d["fabric"]["nic_speed_Gbps"].get<double>() * s.nic_scale;
   }
-  return cluster_from_json(d, file.string() + " (what-if scaled)", copt);
+  const std::string label = variant.empty() ? " (what-if scaled)" : " (what-if: " + variant.describe() + ")";
+  return cluster_from_json(apply_variant(std::move(d), variant), file.string() + label, copt);
 }
 
 }  // namespace
@@ -188,7 +204,8 @@ Expected<Inputs> InputsCache::get(const Session& s) {
 
 Expected<Inputs> InputsCache::get(const models::ModelSpec& model, const Session& s) {
   const std::string key = s.cluster + "|" + (s.nodes > 0 ? "n" + std::to_string(s.nodes) : "g" + std::to_string(s.plan.gpus())) +
-                          "|" + std::to_string(s.nvlink_scale) + "|" + std::to_string(s.nic_scale) + "|" + s.calibration;
+                          "|" + std::to_string(s.nvlink_scale) + "|" + std::to_string(s.nic_scale) + "|" +
+                          variant_of(s).describe() + "|" + s.calibration;
   auto it = hardware_.find(key);
   if (it == hardware_.end()) {
     Session as_loaded = s;

@@ -30,6 +30,8 @@ std::string_view to_string(LinkKind kind) {
       return "roce";
     case LinkKind::ethernet:
       return "ethernet";
+    case LinkKind::memory:
+      return "memory";
   }
   return "?";
 }
@@ -48,8 +50,35 @@ std::string_view to_string(VertexKind kind) {
       return "nic";
     case VertexKind::fabric_switch:
       return "fabric_switch";
+    case VertexKind::host_memory:
+      return "host_memory";
   }
   return "?";
+}
+
+std::string_view to_string(PathType type) {
+  switch (type) {
+    case PathType::nvlink:
+      return "NV";
+    case PathType::pix:
+      return "PIX";
+    case PathType::pxb:
+      return "PXB";
+    case PathType::phb:
+      return "PHB";
+    case PathType::node:
+      return "NODE";
+    case PathType::sys:
+      return "SYS";
+  }
+  return "?";
+}
+
+std::optional<PathType> parse_path_type(std::string_view s) {
+  if (s == "NV" || s == "NVL") return PathType::nvlink;
+  for (PathType t : {PathType::pix, PathType::pxb, PathType::phb, PathType::node, PathType::sys})
+    if (s == to_string(t)) return t;
+  return std::nullopt;
 }
 
 std::string_view to_string(FabricKind kind) {
@@ -186,6 +215,74 @@ void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, in
   }
 }
 
+PathType Cluster::classify(const std::vector<int>& template_route) const {
+  bool nvlink = !template_route.empty(), upi = false, cpu = false, bridge = false;
+  int switches = 0;
+  for (std::size_t i = 0; i < template_route.size(); ++i) {
+    const Link& l = links_[static_cast<std::size_t>(template_route[i])];
+    nvlink = nvlink && l.kind == LinkKind::nvlink;
+    upi = upi || l.kind == LinkKind::upi;
+    if (i + 1 == template_route.size()) break;  // the last vertex is the destination
+    switch (graph_[l.dst].kind) {
+      case VertexKind::cpu:
+        cpu = true;
+        break;
+      case VertexKind::pcie_switch:
+        ++switches;
+        bridge = bridge || t_host_bridge_[l.dst];
+        break;
+      default:
+        break;
+    }
+  }
+  if (nvlink) return PathType::nvlink;
+  if (upi) return PathType::sys;
+  if (cpu) return PathType::node;
+  if (bridge) return PathType::phb;
+  return switches > 1 ? PathType::pxb : PathType::pix;
+}
+
+PathType Cluster::gpu_path_type(int local_a, int local_b) const {
+  assert(local_a >= 0 && local_a < gpus_per_node_ && local_b >= 0 && local_b < gpus_per_node_ &&
+         "gpu_path_type: GPU out of range");
+  return gpu_path_[static_cast<std::size_t>(local_a * gpus_per_node_ + local_b)];
+}
+
+PathType Cluster::gpu_nic_path_type(int local_gpu, int local_nic) const {
+  assert(local_gpu >= 0 && local_gpu < gpus_per_node_ && local_nic >= 0 && local_nic < nics_per_node() &&
+         "gpu_nic_path_type: out of range");
+  const auto tv = static_cast<std::size_t>(tv_);
+  const int g = gpu_tv_[static_cast<std::size_t>(local_gpu)], n = nic_tv_[static_cast<std::size_t>(local_nic)];
+  if (t_dist_all_[static_cast<std::size_t>(g) * tv + static_cast<std::size_t>(n)] >= kCostInf) return PathType::sys;
+  std::vector<int> r;
+  int hop = 0;
+  walk_template(0, g, n, false, 0, hop, r);
+  return classify(r);
+}
+
+std::vector<int> Cluster::gpu_to_cpu_route(int local_gpu, int numa_node) const {
+  assert(local_gpu >= 0 && local_gpu < gpus_per_node_ && "gpu_to_cpu_route: GPU out of range");
+  std::vector<int> out;
+  const auto tv = static_cast<std::size_t>(tv_);
+  const auto g = static_cast<std::size_t>(gpu_tv_[static_cast<std::size_t>(local_gpu)]);
+  for (std::size_t v = 0; v < tv; ++v) {
+    const VertexProps& p = graph_[v];
+    if (p.kind != VertexKind::cpu || cpu_numa_[static_cast<std::size_t>(p.local)] != numa_node) continue;
+    if (t_dist_all_[g * tv + v] >= kCostInf) continue;
+    int hop = 0;
+    walk_template(0, static_cast<int>(g), static_cast<int>(v), false, 0, hop, out);
+    break;
+  }
+  return out;
+}
+
+bool Cluster::staged(int src_rank, int dst_rank) const {
+  if (src_rank == dst_rank) return false;
+  if (!same_node(src_rank, dst_rank)) return !gpudirect_rdma_;
+  const int G = gpus_per_node_;
+  return staged_pair_[static_cast<std::size_t>((src_rank % G) * G + dst_rank % G)] != 0;
+}
+
 std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_key) const {
   assert(src_rank >= 0 && src_rank < num_gpus() && dst_rank >= 0 && dst_rank < num_gpus() &&
          "route: rank out of range");
@@ -205,6 +302,12 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   const auto gb =
       static_cast<std::size_t>(gpu_tv_[static_cast<std::size_t>(dst_rank % gpus_per_node_)]);
   if (na == nb) {
+    if (staged(src_rank, dst_rank)) {  // NCCL's SHM transport: through the source GPU's host memory
+      const int mem = gpu_mem_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)];
+      walk_template(na, static_cast<int>(ga), mem, false, h, hop, out);
+      walk_template(na, mem, static_cast<int>(gb), false, h, hop, out);
+      return out;
+    }
     const bool nvl = t_dist_nvl_[ga * tv + gb] < kCostInf;
     walk_template(na, static_cast<int>(ga), static_cast<int>(gb), nvl, h, hop, out);
     return out;
@@ -247,13 +350,24 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
       }
   const auto gi = static_cast<std::size_t>(na * nics + si),
              gj = static_cast<std::size_t>(nb * nics + dj);
-  walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop,
-                out);
+  // Without GPUDirect RDMA each side passes through host memory of its GPU's NUMA node.
+  const int mem_a = gpudirect_rdma_ ? -1 : gpu_mem_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)];
+  const int mem_b = gpudirect_rdma_ ? -1 : gpu_mem_tv_[static_cast<std::size_t>(dst_rank % gpus_per_node_)];
+  if (mem_a >= 0) {
+    walk_template(na, static_cast<int>(ga), mem_a, false, h, hop, out);
+    walk_template(na, mem_a, nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out);
+  } else {
+    walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out);
+  }
   out.push_back(nic_up_[gi]);
   walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, hop, out);
   out.push_back(nic_down_[gj]);
-  walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop,
-                out);
+  if (mem_b >= 0) {
+    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], mem_b, false, h, hop, out);
+    walk_template(nb, mem_b, static_cast<int>(gb), false, h, hop, out);
+  } else {
+    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop, out);
+  }
   return out;
 }
 

@@ -63,6 +63,59 @@ bool ClusterBuilder::rail_symmetric(Cluster& c, const NodeSpec& n) {
   return true;
 }
 
+void ClusterBuilder::host_paths(Cluster& c, const NodeSpec& n, const std::string& source) {
+  const auto tv = static_cast<std::size_t>(c.tv_);
+  c.gpudirect_rdma_ = n.gpudirect_rdma;
+  c.p2p_level_ = n.p2p_level;
+  c.cpu_numa_ = n.cpu_numa;
+  c.cpu_affinity_ = n.cpu_affinity;
+  c.t_host_bridge_.assign(tv, 0);
+  for (int k = 0; k < n.pcie_switches; ++k)
+    c.t_host_bridge_[static_cast<std::size_t>(n.first_pcie() + k)] = n.host_bridge[static_cast<std::size_t>(k)];
+  // NUMA node of a device: that of its nearest CPU (ties: the lowest index).
+  auto numa_of = [&](int dev) {
+    Cluster::Cost best = kCostInf;
+    int numa = -1;
+    for (int k = 0; k < n.cpus; ++k) {
+      const Cluster::Cost d =
+          c.t_dist_all_[static_cast<std::size_t>(dev) * tv + static_cast<std::size_t>(n.first_cpu() + k)];
+      if (d < best) best = d, numa = n.cpu_numa[static_cast<std::size_t>(k)];
+    }
+    return numa;
+  };
+  for (int k = 0; k < n.gpus; ++k) c.gpu_numa_.push_back(numa_of(k));
+  for (int k = 0; k < n.nics; ++k) c.nic_numa_.push_back(numa_of(n.first_nic() + k));
+  c.gpu_mem_tv_.assign(static_cast<std::size_t>(n.gpus), -1);
+  for (int k = 0; k < n.gpus && n.stages(); ++k) {
+    const int numa = c.gpu_numa_[static_cast<std::size_t>(k)];
+    const auto m = std::find(n.host_memory_numa.begin(), n.host_memory_numa.end(), numa);
+    if (m == n.host_memory_numa.end())
+      throw ErrorException(input_error(source, "$.node.links",
+                                       "gpu" + std::to_string(k) +
+                                           " reaches no CPU, so it cannot copy through host memory (gpudirect_rdma "
+                                           "false or p2p_level " +
+                                           (n.p2p_level ? std::string(to_string(*n.p2p_level)) : "LOC") + ")"));
+    c.gpu_mem_tv_[static_cast<std::size_t>(k)] =
+        n.first_host_memory() + static_cast<int>(m - n.host_memory_numa.begin());
+  }
+  // Path types of the direct GPU-to-GPU routes, and the pairs that copy through host memory instead.
+  const auto G = static_cast<std::size_t>(n.gpus);
+  c.gpu_path_.assign(G * G, PathType::nvlink);
+  c.staged_pair_.assign(G * G, 0);
+  for (int a = 0; a < n.gpus; ++a)
+    for (int b = 0; b < n.gpus; ++b) {
+      if (a == b) continue;
+      const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+      std::vector<int> r;
+      int hop = 0;
+      c.walk_template(0, a, b, c.t_dist_nvl_[ua * tv + ub] < kCostInf, 0, hop, r);
+      const PathType t = c.classify(r);
+      c.gpu_path_[ua * G + ub] = t;
+      auto rank = [](PathType x) { return static_cast<int>(x == PathType::node ? PathType::phb : x); };  // as NCCL
+      c.staged_pair_[ua * G + ub] = !n.p2p_level || rank(t) > rank(*n.p2p_level);
+    }
+}
+
 Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
   const NodeSpec& n = spec.node;
   const FabricSpec& f = spec.fabric;
@@ -119,7 +172,7 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
   c.t_transit_.assign(tv, 0);
   for (std::size_t v = 0; v < tv; ++v) {
     const VertexKind k = n.kind_of(static_cast<int>(v));
-    c.t_transit_[v] =
+    c.t_transit_[v] =  // host memory is an end point: only staged routes (two walks) reach it
         k == VertexKind::nvswitch || k == VertexKind::pcie_switch || k == VertexKind::cpu;
   }
   c.t_out_.assign(tv, {});
@@ -156,6 +209,8 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
           c.t_dist_all_[static_cast<std::size_t>(a) * tv + static_cast<std::size_t>(b)] >= kCostInf)
         fail_at("$.node.links",
                 "GPU n0.gpu" + std::to_string(a) + " has no route to n0.gpu" + std::to_string(b));
+
+  host_paths(c, n, spec.source);
 
   c.vertex_to_switch_.assign(boost::num_vertices(g), -1);
   if (f.kind == FabricKind::none || nodes == 1)
@@ -327,7 +382,9 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
     boost::dijkstra_shortest_paths(fg, v, boost::distance_map(dist.data()).distance_inf(kCostInf));
     std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(v * P));
   }
-  c.rail_symmetric_ = f.rail_planes && rail_symmetric(c, n);
+  // Staging through host memory joins the rails again (a NUMA node's host memory and PCIe uplinks carry every rail
+  // of its GPUs), so no rail stands for the others then.
+  c.rail_symmetric_ = f.rail_planes && !n.stages() && rail_symmetric(c, n);
 
   // Every GPU reaches a NIC and is reached from one (the fabric itself is connected by
   // construction).

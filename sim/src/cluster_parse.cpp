@@ -1,4 +1,5 @@
 // Parsing a cluster file (docs/cluster-format.md) into a ClusterSpec, with path-aware errors.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -189,9 +190,74 @@ void parse_link(const JsonCursor& c, NodeSpec& n) {
   }
 }
 
+/// The keys of host paths (docs/cluster-format.md): GPUDirect RDMA, P2P level, host memory, PCIe host
+/// bridges and the CPUs' NUMA nodes; adds the host-memory vertices and their links when the node stages.
+void parse_host_keys(const JsonCursor& c, NodeSpec& n) {
+  n.gpudirect_rdma = c.get_bool("gpudirect_rdma", true);
+  if (const auto lv = c.find("p2p_level")) {
+    const std::string v = lv->as_enum({"LOC", "NVL", "PIX", "PXB", "PHB", "SYS"});
+    n.p2p_level = v == "LOC" ? std::nullopt : parse_path_type(v);
+  }
+  if (c.has("host_memory_GBps")) n.host_memory_bandwidth = GBps(c.get_number_in("host_memory_GBps", 1e-3, 1e6));
+  n.host_bridge.assign(static_cast<std::size_t>(n.pcie_switches), 0);
+  if (const auto hb = c.find("host_bridges")) {
+    hb->expect_array();
+    for (const auto& item : hb->items()) {
+      const std::string name = item.as_string();
+      std::vector<int> tvs;
+      expand_token(item, name, n, tvs);
+      for (int tv : tvs) {
+        if (n.kind_of(tv) != VertexKind::pcie_switch)
+          item.fail("expected PCIe switches (pcie0, pcie1-3, ...), got the string \"" + name + "\"");
+        n.host_bridge[static_cast<std::size_t>(tv - n.first_pcie())] = 1;
+      }
+    }
+  }
+  for (int k = 0; k < n.cpus; ++k) n.cpu_numa.push_back(k);
+  if (const auto numa = c.find("cpu_numa_nodes")) {
+    if (!numa->is_array() || numa->size() != static_cast<std::size_t>(n.cpus))
+      numa->fail("expected an array of " + std::to_string(n.cpus) + " NUMA node ids (one per CPU), " +
+                 JsonCursor::describe(numa->json()));
+    std::size_t k = 0;
+    for (const auto& r : numa->items()) {
+      const std::int64_t v = r.as_nonnegative_int();
+      if (v >= 1024) r.fail("expected a NUMA node id below 1024, got " + std::to_string(v));
+      n.cpu_numa[k++] = static_cast<int>(v);
+    }
+  }
+  if (const auto aff = c.find("cpu_affinity")) {
+    if (!aff->is_array() || aff->size() != static_cast<std::size_t>(n.cpus))
+      aff->fail("expected an array of " + std::to_string(n.cpus) + " CPU lists such as \"0-55\" (one per CPU), " +
+                JsonCursor::describe(aff->json()));
+    for (const auto& r : aff->items()) n.cpu_affinity.push_back(r.as_string());
+  }
+  if (!n.stages()) return;
+  if (n.cpus == 0)
+    c.at(n.gpudirect_rdma ? "p2p_level" : "gpudirect_rdma")
+        .fail("staging through host memory needs a CPU in the node (cpus is 0)");
+  // One host memory per NUMA node, joined to the node's first CPU; reads and writes share its bandwidth, each
+  // direction of the link carries half (staging writes every byte once and reads it once).
+  std::vector<int> numa = n.cpu_numa;
+  std::sort(numa.begin(), numa.end());
+  numa.erase(std::unique(numa.begin(), numa.end()), numa.end());
+  n.host_memory_numa = numa;
+  for (std::size_t m = 0; m < numa.size(); ++m) {
+    const auto cpu = std::find(n.cpu_numa.begin(), n.cpu_numa.end(), numa[m]) - n.cpu_numa.begin();
+    TemplateLinkSpec l;
+    l.a = n.first_cpu() + static_cast<int>(cpu);
+    l.b = n.first_host_memory() + static_cast<int>(m);
+    l.kind = LinkKind::memory;
+    l.bandwidth = n.host_memory_bandwidth * 0.5;
+    l.latency = microseconds(0.1);
+    l.path = c.path();
+    n.links.push_back(l);
+  }
+}
+
 NodeSpec parse_node(const JsonCursor& c) {
-  c.expect_keys(
-      {"gpu", "gpus", "nvswitches", "pcie_switches", "cpus", "nics", "nic_rails", "links"});
+  c.expect_keys({"gpu", "gpus", "nvswitches", "pcie_switches", "cpus", "nics", "nic_rails", "links",
+                 "gpudirect_rdma", "p2p_level", "host_memory_GBps", "host_bridges", "cpu_numa_nodes",
+                 "cpu_affinity"});
   NodeSpec n;
   n.gpu = parse_gpu(c.at("gpu"));
   const std::int64_t gpus = c.get_positive_int("gpus");
@@ -234,6 +300,7 @@ NodeSpec parse_node(const JsonCursor& c) {
     if (!attached)
       links.fail("nic" + std::to_string(k) + " is not attached to a PCIe switch or CPU");
   }
+  parse_host_keys(c, n);
   return n;
 }
 
@@ -306,7 +373,8 @@ VertexKind NodeSpec::kind_of(int tv) const {
   if (tv < first_pcie()) return VertexKind::nvswitch;
   if (tv < first_cpu()) return VertexKind::pcie_switch;
   if (tv < first_nic()) return VertexKind::cpu;
-  return VertexKind::nic;
+  if (tv < first_host_memory()) return VertexKind::nic;
+  return VertexKind::host_memory;
 }
 
 int NodeSpec::local_of(int tv) const {
@@ -319,14 +387,19 @@ int NodeSpec::local_of(int tv) const {
       return tv - first_pcie();
     case VertexKind::cpu:
       return tv - first_cpu();
+    case VertexKind::host_memory:
+      return tv - first_host_memory();
     default:
       return tv - first_nic();
   }
 }
 
 std::string NodeSpec::name_of(int tv) const {
+  const VertexKind k = kind_of(tv);
+  if (k == VertexKind::host_memory)  // named by its NUMA node
+    return "hostmem" + std::to_string(host_memory_numa[static_cast<std::size_t>(local_of(tv))]);
   static constexpr const char* kPrefix[] = {"gpu", "nvswitch", "pcie", "cpu", "nic"};
-  return kPrefix[static_cast<int>(kind_of(tv))] + std::to_string(local_of(tv));
+  return kPrefix[static_cast<int>(k)] + std::to_string(local_of(tv));
 }
 
 ClusterSpec parse_cluster_spec(const Json& doc, const std::string& source) {

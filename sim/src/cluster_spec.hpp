@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,21 +25,33 @@ struct TemplateLinkSpec {
   std::string path;  ///< JSON path of the link entry, for errors
 };
 
-/// Node template. Template vertices are numbered gpus, nvswitches, pcie switches, cpus, nics.
+/// Node template. Template vertices are numbered gpus, nvswitches, pcie switches, cpus, nics, then the host
+/// memories (one per NUMA node, only when the node stages through host memory).
 struct NodeSpec {
   GpuSpec gpu;
   int gpus = 0, nvswitches = 0, pcie_switches = 0, cpus = 0, nics = 0;
   std::vector<int> nic_rails;  ///< per NIC
   std::vector<TemplateLinkSpec> links;
+  bool gpudirect_rdma = true;                          ///< `gpudirect_rdma`
+  std::optional<PathType> p2p_level = PathType::sys;   ///< `p2p_level`; nullopt: LOC
+  BytesPerSecond host_memory_bandwidth = GBps(307.2);  ///< `host_memory_GBps`, per NUMA node (read + write)
+  std::vector<char> host_bridge;                       ///< per PCIe switch: listed in `host_bridges`
+  std::vector<int> cpu_numa;                           ///< per CPU: `cpu_numa_nodes` (default its index)
+  std::vector<std::string> cpu_affinity;               ///< per CPU: `cpu_affinity` (empty: not given)
+  std::vector<int> host_memory_numa;                   ///< per host-memory vertex: its NUMA node
 
-  int num_vertices() const { return gpus + nvswitches + pcie_switches + cpus + nics; }
+  /// Whether routes may pass through host memory (then host-memory vertices are built).
+  bool stages() const { return !gpudirect_rdma || p2p_level != PathType::sys; }
+  int host_memories() const { return static_cast<int>(host_memory_numa.size()); }
+  int num_vertices() const { return gpus + nvswitches + pcie_switches + cpus + nics + host_memories(); }
   int first_nvswitch() const { return gpus; }
   int first_pcie() const { return gpus + nvswitches; }
   int first_cpu() const { return gpus + nvswitches + pcie_switches; }
   int first_nic() const { return gpus + nvswitches + pcie_switches + cpus; }
+  int first_host_memory() const { return first_nic() + nics; }
   VertexKind kind_of(int tv) const;
   int local_of(int tv) const;
-  /// "gpu3", "nvswitch0", "pcie1", "cpu0", "nic7".
+  /// "gpu3", "nvswitch0", "pcie1", "cpu0", "nic7", "hostmem0" (host memory of NUMA node 0).
   std::string name_of(int tv) const;
 };
 
@@ -74,6 +87,8 @@ class ClusterBuilder {
 
  private:
   static bool rail_symmetric(Cluster& c, const NodeSpec& n);
+  /// GPUDirect RDMA, P2P level, NUMA nodes, host-memory vertices of the GPUs and the path types.
+  static void host_paths(Cluster& c, const NodeSpec& n, const std::string& source);
 };
 
 }  // namespace scalescope

@@ -97,6 +97,7 @@ Choice CollectiveModel::Impl::evaluate(CollOp op, Group& g, Algorithm a, Protoco
   const double intra = P.hop_latency(g.intra, a, p), net = P.hop_latency(LinkClass::net, a, p);
 
   double unit_data = 0.0, unit_cap_data = kInf, hops_us = 0.0;
+  int intra_hops = 0, net_hops = 0;  // for staging through host memory (below)
   if (a == Algorithm::ring || a == Algorithm::tree) {
     const double thr = P.channel_threshold_bytes[static_cast<std::size_t>(idx(p))] *
                        (a == Algorithm::ring && p == Protocol::LL ? n : 1.0);
@@ -110,17 +111,23 @@ Choice CollectiveModel::Impl::evaluate(CollOp op, Group& g, Algorithm a, Protoco
       unit_data = size / c;
       unit_cap_data = per_channel / 2.0;  // a tree channel's busbw is twice its flows' data rate
       hops_us = 2.0 * ((g.per_node - 1) * intra + floor_log2(g.nodes) * net);
+      intra_hops = 2 * (g.per_node - 1);
+      net_hops = 2 * floor_log2(g.nodes);
     } else if (op == CollOp::broadcast) {
       unit_data = size / c;
       unit_cap_data = per_channel;
       const int inter = g.nodes > 1 ? g.nodes - 1 : 0;
       hops_us = (g.n - 1 - inter) * intra + inter * net;
+      intra_hops = g.n - 1 - inter;
+      net_hops = inter;
     } else {
       ch.steps = op == CollOp::all_reduce ? 2 * (g.n - 1) : g.n - 1;
       const int inter = g.nodes > 1 ? std::min(ch.steps, op == CollOp::all_reduce ? 2 * g.nodes : g.nodes - 1) : 0;
       unit_data = ch.steps * size / (n * c);
       unit_cap_data = per_channel;
       hops_us = (ch.steps - inter) * intra + inter * net;
+      intra_hops = ch.steps - inter;
+      net_hops = inter;
     }
   } else {
     const bool pairwise = a == Algorithm::pairwise;
@@ -130,6 +137,7 @@ Choice CollectiveModel::Impl::evaluate(CollOp op, Group& g, Algorithm a, Protoco
     unit_data = pairwise ? size / (n * q) : size / q;
     unit_cap_data = or_inf(P.channel_max_GBps[static_cast<std::size_t>(idx(p))]) * 1e9;
     hops_us = (pairwise ? (g.n - 1) : 1) * P.hop_latency(g.cls, a, p);
+    (g.cls == LinkClass::net ? net_hops : intra_hops) = pairwise ? g.n - 1 : 1;
   }
 
   // Efficiency by size divides the whole time: wire bytes (the cap is a wire rate) and latencies.
@@ -141,6 +149,15 @@ Choice CollectiveModel::Impl::evaluate(CollOp op, Group& g, Algorithm a, Protoco
   ch.rate = std::min(ch.share.rate, ch.unit_cap);
   ch.base_s = P.base_latency(a, p) * 1e-6 / e;
   ch.hops_s = hops_us * 1e-6 / e;
+  // Staging through host memory (no GPUDirect RDMA between nodes, or P2P off inside a node): each staged hop
+  // copies a chunk into a host buffer and out of it again. The copies pipeline with the transfer at the route's
+  // bottleneck rate (the staged route's links carry them), and each adds the time of one chunk (NCCL_BUFFSIZE
+  // 4 MiB / NCCL_STEPS 8 = 512 KiB, or the whole step when smaller) to the hop: the pipeline's fill.
+  const int staged = (g.staged_net ? net_hops : 0) + (g.staged_intra ? intra_hops : 0);
+  if (staged > 0 && ch.unit_wire_bytes > 0.0 && ch.rate < kInf) {
+    const double step = ch.unit_wire_bytes / std::max(1, a == Algorithm::ring && op != CollOp::broadcast ? ch.steps : 1);
+    ch.hops_s += staged * 2.0 * std::min(coll::kStageChunkBytes, step) / ch.rate;
+  }
   ch.time_s = ch.base_s + ch.hops_s + (ch.unit_wire_bytes > 0.0 ? ch.unit_wire_bytes / ch.rate : 0.0);
   return ch;
 }

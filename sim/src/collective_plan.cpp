@@ -147,6 +147,13 @@ void PatternBuilder::describe(Group& g) const {
   g.intra = LinkClass::nvlink;
   for (int l : probe)
     if (link_class_of(cluster_.link(l).kind) == LinkClass::pcie) g.intra = LinkClass::pcie;
+  // A ring or chain step waits for its slowest hop: one staged pair inside a node stages every intra-node step.
+  g.staged_intra = false;
+  for (const auto& m : g.by_node)
+    for (std::size_t i = 0; i < m.size() && !g.staged_intra; ++i)
+      for (std::size_t j = 0; j < m.size() && !g.staged_intra; ++j)
+        g.staged_intra = i != j && cluster_.staged(m[i], m[j]);
+  g.staged_net = g.nodes > 1 && !cluster_.gpudirect_rdma();
   g.cls = g.nodes > 1 ? LinkClass::net : g.intra;
   g.ll128_default = g.intra != LinkClass::pcie;
 }

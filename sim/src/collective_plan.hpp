@@ -15,6 +15,8 @@
 namespace scalescope::coll {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Bytes NCCL moves per step through a staging buffer: NCCL_BUFFSIZE (4 MiB) / NCCL_STEPS (8), NCCL docs.
+inline constexpr double kStageChunkBytes = 512.0 * 1024.0;
 
 /// Smallest max-min share of a set of equal-sized unit flows: min over links of usable
 /// capacity / flows on the link (the rate of the slowest flows when nothing else runs).
@@ -49,6 +51,8 @@ struct Group {
   LinkClass intra = LinkClass::nvlink;     ///< class of the links between GPUs of one node
   LinkClass cls = LinkClass::nvlink;       ///< net when the group spans nodes, else intra
   bool ll128_default = true;               ///< NCCL enables LL128 by default only over NVLink
+  bool staged_intra = false;               ///< some pair of one node copies through host memory (p2p_level)
+  bool staged_net = false;                 ///< the group spans nodes without GPUDirect RDMA
 
   std::once_flag ring_once, tree_once, bcast_once, pairwise_once, p2p_once;
   Pattern ring, tree, bcast, pairwise, p2p;

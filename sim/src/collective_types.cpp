@@ -55,7 +55,8 @@ LinkClass link_class_of(LinkKind kind) {
   switch (kind) {
     case LinkKind::nvlink: return LinkClass::nvlink;
     case LinkKind::pcie:
-    case LinkKind::upi: return LinkClass::pcie;
+    case LinkKind::upi:
+    case LinkKind::memory: return LinkClass::pcie;
     case LinkKind::ib:
     case LinkKind::roce:
     case LinkKind::ethernet: return LinkClass::net;

@@ -160,7 +160,8 @@ TEST(ClusterErrors, UnknownKeysAreRejectedWithTheAllowedList) {
   EXPECT_EQ(error_of(d),
             "bad.json: $.node.linkz: unknown key 'linkz' (expected one of: gpu, gpus, nvswitches, "
             "pcie_switches, cpus, "
-            "nics, nic_rails, links)");
+            "nics, nic_rails, links, gpudirect_rdma, p2p_level, host_memory_GBps, host_bridges, cpu_numa_nodes, "
+            "cpu_affinity)");
   d = base();
   d["fabrik"] = 1;
   EXPECT_EQ(error_of(d),

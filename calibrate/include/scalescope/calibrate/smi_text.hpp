@@ -18,6 +18,9 @@ struct TopoMatrix {
   std::vector<std::string> columns;             ///< "GPU0", "GPU1", ..., "NIC0", ...
   std::vector<std::string> rows;                ///< row names in printed order
   std::vector<std::vector<std::string>> cells;  ///< cells[r][c]
+  /// Per row: the "CPU Affinity" and "NUMA Affinity" columns after the cells ("0-63", "0"; empty when the row has
+  /// none, as NIC rows; "N/A" as printed).
+  std::vector<std::string> cpu_affinity, numa_affinity;
   /// The cell between two column/row names, or nullopt when either is absent.
   std::optional<std::string> link(std::string_view from, std::string_view to) const;
 };

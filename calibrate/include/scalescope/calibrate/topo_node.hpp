@@ -2,10 +2,16 @@
 //
 // Rules (nvidia-smi's legend): NV<k> between two GPUs is k NVLink links; when every GPU pair shows the
 // same NV<k> on more than two GPUs the GPUs hang off NVSwitches (one nvswitch vertex, k links per GPU,
-// docs/cluster-format.md), otherwise each pair gets its own k links. PIX / PXB (same PCIe switch or
-// tree) put two devices under one PCIe switch; NODE / PHB put them on one CPU socket; SYS crosses
-// sockets. Devices that share no switch hang directly off their socket's CPU; sockets are joined by
-// one UPI link. Bandwidths: NVLink per link, PCIe and UPI per direction, from the options.
+// docs/cluster-format.md), otherwise each pair gets its own k links. The PCIe paths are kept as paths of the
+// same type in the written node (Cluster::gpu_path_type gives back what nvidia-smi printed):
+//   PIX  devices under one leaf PCIe switch;
+//   PXB  leaf switches (one per PIX group, singletons included) under one parent switch;
+//   PHB  the top switches or devices under one host bridge: a PCIe switch listed in `host_bridges`;
+//   NODE under one CPU socket (its root complex); SYS across sockets, joined by one UPI link.
+// NVLink hides the PCIe relation of a pair: such GPUs share a socket unless their NUMA affinities differ.
+// The "CPU Affinity" / "NUMA Affinity" columns become `cpu_affinity` and `cpu_numa_nodes` of each socket (from
+// its first GPU; the NUMA ids only when every socket has its own and they are not the default 0, 1, ...).
+// Bandwidths: NVLink per link, PCIe and UPI per direction, from the options.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
-// Tab 4, what-if: sliders for node count, NVLink and NIC bandwidth scale and micro-batch size, and a switch
-// for the profile's measured compute-communication interference; the analytical prediction is recomputed
-// (debounced) and its update time shown.
+// Tab 4, what-if: sliders for node count, NVLink and NIC bandwidth scale and micro-batch size, and switches
+// for the profile's measured compute-communication interference, GPUDirect RDMA and PCIe-only P2P (the cluster
+// variants of sim/cluster_variant.hpp); the analytical prediction is recomputed (debounced) and its update time
+// shown.
 #pragma once
 
 #include <QWidget>
@@ -35,6 +36,10 @@ class WhatIfTab : public QWidget {
   QSlider* cp_slider() const { return cp_; }
   QCheckBox* fp8_box() const { return fp8_; }
   QCheckBox* overlaps_box() const { return overlaps_; }
+  /// Checked: the NICs read and write GPU memory (GPUDirect RDMA); starts as the cluster file says.
+  QCheckBox* gpudirect_box() const { return gpudirect_; }
+  /// Checked: NVLink removed, GPUs talk over PCIe.
+  QCheckBox* pcie_only_box() const { return pcie_only_; }
 
  signals:
   void updated();
@@ -45,7 +50,8 @@ class WhatIfTab : public QWidget {
   Session base_;
   int gpus_per_node_ = 8;
   QSlider *nodes_, *nvlink_, *nic_, *mbs_, *cp_;
-  QCheckBox *interference_, *fp8_, *overlaps_;
+  QCheckBox *interference_, *fp8_, *overlaps_, *gpudirect_, *pcie_only_;
+  bool file_gpudirect_ = true;  ///< the cluster file's gpudirect_rdma
   QLabel *nodes_label_, *nvlink_label_, *nic_label_, *mbs_label_, *cp_label_, *result_, *timing_;
   QTimer* debounce_;
   InputsCache cache_;

@@ -29,6 +29,8 @@ struct Session {
   double nvlink_scale = 1.0;           ///< what-if: NVLink bandwidth factor
   double nic_scale = 1.0;              ///< what-if: NIC / fabric bandwidth factor
   bool interference = true;            ///< what-if: the profile's compute-communication interference
+  std::optional<bool> gpudirect_rdma;  ///< what-if: GPUDirect RDMA on/off (nullopt: as the cluster file says)
+  bool pcie_only_p2p = false;          ///< what-if: NVLink removed, GPUs talk over PCIe (switch, root complex, UPI)
   std::string tab;                     ///< tab shown when opened (optional)
 
   static models::Plan default_plan();
@@ -54,7 +56,8 @@ struct Inputs {
 };
 
 /// Loads model, plan, cluster (scaled by the what-if factors when they differ from 1: NVLink link
-/// bandwidths and the fabric's NIC speed / NIC links in the cluster file), calibration.
+/// bandwidths and the fabric's NIC speed / NIC links in the cluster file; with the what-if switches applied as
+/// the cluster variant of sim/cluster_variant.hpp), calibration.
 Expected<Inputs> load_inputs(const Session& s);
 /// The same with the model already loaded (measured runs carry their model inline).
 Expected<Inputs> load_inputs(const models::ModelSpec& model, const Session& s);

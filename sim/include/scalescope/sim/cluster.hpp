@@ -12,6 +12,12 @@
 //    P2P over PCIe); otherwise the route uses PCIe switches / CPUs (and the CPU-CPU link).
 //  * Among equal-cost paths one is chosen per hop by hashing (src rank, dst rank, flow_key):
 //    deterministic ECMP. The same arguments always give the same route, on every platform.
+//  * Host-memory staging (docs/cluster-format.md, `gpudirect_rdma`, `p2p_level`): without GPUDirect RDMA a
+//    route between nodes goes GPU -> host memory of the GPU's NUMA node -> NIC ... NIC -> host memory of the
+//    destination GPU's NUMA node -> GPU (NCCL's net transport stages through host buffers); a pair of one node
+//    whose path type is farther than `p2p_level` goes GPU -> host memory of the source GPU's NUMA node -> GPU
+//    (NCCL's SHM transport). Each half is a shortest path of its own; host memory is a vertex per NUMA node
+//    (added only when a node stages) joined to its CPU by a `memory` link.
 //  * Rail-symmetric clusters (rail_symmetric()): between nodes, GPU g leaves through its own
 //    rail's NIC whenever that costs no more than another NIC, and the hash is taken over (src node,
 //    dst node, dst GPU - src GPU mod GPUs per node, flow_key), so the traffic of GPU g of every node
@@ -37,14 +43,25 @@ namespace scalescope {
 /// Route cost of "no path" (internal to the routing tables).
 inline constexpr std::int64_t kRouteCostInf = std::numeric_limits<std::int64_t>::max() / 8;
 
-/// Physical link technology. `upi` is the CPU-to-CPU socket interconnect (Intel UPI, AMD xGMI).
-enum class LinkKind { nvlink, pcie, upi, ib, roce, ethernet };
-/// "nvlink", "pcie", "upi", "ib", "roce", "ethernet" (the spelling used in files).
+/// Physical link technology. `upi` is the CPU-to-CPU socket interconnect (Intel UPI, AMD xGMI);
+/// `memory` joins a CPU to its NUMA node's host memory (built, never written in files).
+enum class LinkKind { nvlink, pcie, upi, ib, roce, ethernet, memory };
+/// "nvlink", "pcie", "upi", "ib", "roce", "ethernet", "memory" (the spelling used in files).
 std::string_view to_string(LinkKind kind);
 
-enum class VertexKind { gpu, nvswitch, pcie_switch, cpu, nic, fabric_switch };
-/// "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "fabric_switch".
+enum class VertexKind { gpu, nvswitch, pcie_switch, cpu, nic, fabric_switch, host_memory };
+/// "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "fabric_switch", "host_memory".
 std::string_view to_string(VertexKind kind);
+
+/// The path between two devices of one node, nearest first, as `nvidia-smi topo -m` and NCCL name them:
+/// NVLink; PIX one PCIe switch; PXB several PCIe switches (no host bridge); PHB through a PCIe host bridge
+/// (a PCIe switch the file lists in `host_bridges`); NODE through a CPU (its root complexes) of one socket;
+/// SYS across the CPU-to-CPU link. NCCL counts NODE as PHB.
+enum class PathType { nvlink, pix, pxb, phb, node, sys };
+/// "NV", "PIX", "PXB", "PHB", "NODE", "SYS".
+std::string_view to_string(PathType type);
+/// Inverse of to_string; also "NVL" for nvlink (NCCL_P2P_LEVEL's spelling).
+std::optional<PathType> parse_path_type(std::string_view s);
 
 struct VertexProps {
   VertexKind kind = VertexKind::gpu;
@@ -126,10 +143,35 @@ class Cluster {
   /// (Single-plane fabrics keep hashing each flow over equally near NICs, as before.) Traffic that stays on its
   /// GPU's rail then never meets another rail's, and equal choices on every rail are made alike
   /// (route()), so simulating GPU 0's rail stands for all of them (models' TP rail classes).
+  /// Never true for a node that stages through host memory (gpudirect_rdma false or a p2p_level other than SYS):
+  /// its GPUs' rails meet in host memory and on the PCIe uplinks.
   bool rail_symmetric() const { return rail_symmetric_; }
   /// Switch tiers the fabric was built with (0 without a fabric, 1 for a single switch or leaf);
   /// a rail_optimized fabric uses the fewest tiers up to its max_tiers that connect the nodes.
   int fabric_tiers() const { return fabric_tiers_; }
+
+  /// False when the node's NICs cannot read and write GPU memory (`gpudirect_rdma: false`): routes between
+  /// nodes are staged through host memory (top of this file).
+  bool gpudirect_rdma() const { return gpudirect_rdma_; }
+  /// NCCL_P2P_LEVEL of the nodes (`p2p_level`): pairs of one node whose path type is farther copy through host
+  /// memory; nullopt for LOC (P2P off, NCCL_P2P_DISABLE=1). Default SYS: P2P over every path.
+  std::optional<PathType> p2p_level() const { return p2p_level_; }
+  /// Path type between two GPUs of one node (of the direct GPU-to-GPU route, before any staging), by local index.
+  PathType gpu_path_type(int local_a, int local_b) const;
+  /// Path type between a GPU and a NIC of one node, by local index.
+  PathType gpu_nic_path_type(int local_gpu, int local_nic) const;
+  /// NUMA node of a GPU / NIC: that of the CPU nearest to it (fewest hops, then lowest latency, then lowest
+  /// index; `cpu_numa_nodes`, default cpu k = NUMA node k); -1 when no CPU is reachable.
+  int gpu_numa_node(int local_gpu) const { return gpu_numa_[static_cast<std::size_t>(local_gpu)]; }
+  int nic_numa_node(int local_nic) const { return nic_numa_[static_cast<std::size_t>(local_nic)]; }
+  /// NUMA node of each CPU vertex, and its `cpu_affinity` text (empty when the file gives none).
+  const std::vector<int>& cpu_numa_nodes() const { return cpu_numa_; }
+  const std::vector<std::string>& cpu_affinity() const { return cpu_affinity_; }
+  /// Links of node 0 from local GPU `local_gpu` to the (first) CPU of NUMA node `numa_node`, fewest hops: the path
+  /// of a host-device copy. Empty when the node has no CPU of that NUMA node or no path to it.
+  std::vector<int> gpu_to_cpu_route(int local_gpu, int numa_node) const;
+  /// Whether route(src, dst) passes through host memory (staging).
+  bool staged(int src_rank, int dst_rank) const;
 
   int num_nodes() const { return nodes_; }
   int gpus_per_node() const { return gpus_per_node_; }
@@ -178,6 +220,8 @@ class Cluster {
 
   void walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, std::uint64_t hash,
                      int& hop, std::vector<int>& out) const;
+  /// Path type of a template route (links of node 0).
+  PathType classify(const std::vector<int>& template_route) const;
   void walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, int& hop,
                    std::vector<int>& out) const;
 
@@ -187,6 +231,14 @@ class Cluster {
   bool rail_symmetric_ = false;
   int fabric_tiers_ = 0;
   std::vector<int> own_nic_;  ///< rail-symmetric: local NIC of rail g, by local GPU g
+  bool gpudirect_rdma_ = true;
+  std::optional<PathType> p2p_level_ = PathType::sys;
+  std::vector<int> gpu_numa_, nic_numa_, cpu_numa_;
+  std::vector<std::string> cpu_affinity_;
+  std::vector<int> gpu_mem_tv_;      ///< template vertex of the host memory of GPU g's NUMA node (-1: none)
+  std::vector<char> t_host_bridge_;  ///< template vertex is a PCIe host bridge (`host_bridges`)
+  std::vector<PathType> gpu_path_;   ///< G x G path types
+  std::vector<char> staged_pair_;    ///< G x G: the pair copies through host memory (p2p_level)
   GpuSpec gpu_;
   int nodes_ = 1;
   int gpus_per_node_ = 1;

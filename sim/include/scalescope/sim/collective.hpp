@@ -17,6 +17,10 @@
 //   broadcast: the ring pipeline from ranks[0], every edge carrying S per channel at once.
 //   tree (all_reduce): every tree edge carries S/c up and S/c down at once (pipelined).
 //   pairwise (alltoall): S/n from every rank to every other at once; p2p (sendrecv): S to the next rank.
+// Staging: where routes pass through host memory (Cluster::staged: no GPUDirect RDMA between nodes, or a P2P
+// level that forbids a pair's path), the staged route's PCIe, host-memory and NIC links carry the flows (so they
+// contend with everything else there) and each staged hop adds the fill of a two-copy pipeline,
+// 2 * min(512 KiB, step bytes) / rate, to its latency (NCCL_BUFFSIZE / NCCL_STEPS per step).
 // Choice: the (algorithm, protocol) with the lowest analytical time, as NCCL's tuner does.
 // Not modelled: NVLS/CollNet, NCCL's tree correction factors and ring "plateau" latency
 // factor, LL/LL128 thread-count reduction below one channel's threshold.

@@ -21,7 +21,7 @@ enum class CollOp { all_reduce, all_gather, reduce_scatter, alltoall, broadcast,
 enum class Algorithm { ring, tree, pairwise, p2p };
 /// NCCL's wire protocols: LL (8 data bytes + 8 flag bytes per 16), LL128 (120 of 128), Simple.
 enum class Protocol { LL, LL128, Simple };
-/// Class of a hop for latencies and efficiencies: NVLink, PCIe inside a node (UPI counts as
+/// Class of a hop for latencies and efficiencies: NVLink, PCIe inside a node (UPI and host memory count as
 /// PCIe), or the network between nodes (InfiniBand, RoCE, Ethernet).
 enum class LinkClass { nvlink, pcie, net };
 
@@ -62,7 +62,7 @@ std::string coll_op_choices();
 std::string algorithm_choices();
 std::string protocol_choices();
 
-/// Class of a physical link kind: nvlink -> nvlink; pcie, upi -> pcie; ib, roce, ethernet -> net.
+/// Class of a physical link kind: nvlink -> nvlink; pcie, upi, memory -> pcie; ib, roce, ethernet -> net.
 LinkClass link_class_of(LinkKind kind);
 
 /// Whether NCCL runs `op` with `algorithm` (all_reduce: ring or tree; all_gather, reduce_scatter,

@@ -1,0 +1,5 @@
+calibrate
+check
+h200x4
+--cluster
+no-such-cluster

@@ -1,0 +1,3 @@
+calibrate
+check
+h200x4

@@ -1,0 +1,13 @@
+collective
+--cluster
+validation/health/clusters/dgx-h100-8-nogdr.json
+--nodes
+2
+--op
+all_reduce
+--gpus
+16
+--sizes
+64M:1G
+--step-factor
+4
