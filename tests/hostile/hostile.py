@@ -7,7 +7,7 @@ Usage: hostile.py BIN CLASS [--stats]     (CLASS: one of CLASSES below, or "all"
 Prints one line per probe and "N passed, N failed"; --stats adds, per loader, the probes, errors (exit 2),
 crashes (a signal or a sanitizer report), and the largest input handled with its time and peak memory.
 """
-import json, os, re, resource, signal, stat, subprocess, sys, tempfile, threading, time
+import json, os, re, signal, stat, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loaders  # noqa: E402  (the probes of the later loaders: stack profiles, traces, sweeps, flags, topo, pricing)
@@ -300,6 +300,16 @@ def temp_file_open(pid, folder, name):
     return False
 
 
+def run_measured(args):
+    """Runs args to completion (exit 0 required); returns its seconds and its own peak RSS in KiB (wait4)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    _, status, usage = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{args} exited {os.waitstatus_to_exitcode(status)}")
+    return time.monotonic() - t0, usage.ru_maxrss
+
+
 def kill_during_write(args, target, old, kills):
     """Runs args `kills` times; each time SIGKILLs it as soon as its temporary file for `target` is open (polled
     every 0.2 ms), i.e. during the write. Returns the texts found after each kill, how many kills landed during a
@@ -330,13 +340,11 @@ def writes():
     trace = path("trace.json")
     args = [BIN, "simulate", "--model", "llama3-70b", "--cluster", "hgx-h200-8", "--nodes", "4", "--plan",
             "tp=8,pp=4,dp=1,mbs=1,gbs=256", "--per-layer-tasks", "--trace", trace]
-    t0 = time.monotonic()
-    subprocess.run(args, capture_output=True, cwd=ROOT, check=True)
-    full = time.monotonic() - t0
+    full, full_rss = run_measured(args)
     new_text = open(trace).read()
     found, landed, strays = kill_during_write(args, trace, "OLD\n", 8)
     ok = all(t in ("OLD\n", new_text) for t in found) and not strays and landed >= 6
-    results.append(("trace output", ok, 0, len(new_text), full, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, False))
+    results.append(("trace output", ok, 0, len(new_text), full, full_rss, False))
     print(("PASS" if ok else "FAIL") + f" [trace output] {landed} of 8 SIGKILLs landed while the {len(new_text)}-byte trace"
           f" was being written (its temporary file open): old file found {found.count('OLD' + chr(10))}x, new"
           f" {found.count(new_text)}x, anything else {sum(t not in ('OLD' + chr(10), new_text) for t in found)}x;"
@@ -348,9 +356,7 @@ def writes():
     spec_file = write("sweep-kill.json", json.dumps(spec))
     ref, out = path("sweep-ref.csv"), path("sweep-kill.csv")
     run_sweep = [BIN, "sweep", spec_file, "-q", "--threads", "1", "-o"]
-    t0 = time.monotonic()
-    subprocess.run(run_sweep + [ref], capture_output=True, cwd=ROOT, check=True)
-    sweep_s = time.monotonic() - t0
+    sweep_s, sweep_rss = run_measured(run_sweep + [ref])
     points = len(spec["gpus"]) * len(spec["global_batches"]) * len(spec["plans"])
     with open(out, "w") as f:
         f.write("OLD\n")
@@ -379,7 +385,7 @@ def writes():
     same = open(out).read() == open(ref).read()
     stray = [n for n in os.listdir(tmp) if n.startswith(".sweep-kill")]
     ok = same and kills == 4 and mid == 4 and not stray and not os.path.exists(journal)
-    results.append(("sweep output", ok, 0, os.path.getsize(ref), sweep_s, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, False))
+    results.append(("sweep output", ok, 0, os.path.getsize(ref), sweep_s, sweep_rss, False))
     print(("PASS" if ok else "FAIL") + f" [sweep output] {kills} SIGKILLs of a {points}-point sweep ({mid} with the journal"
           f" part-written), resumed each time: the output is byte-identical to an uninterrupted run: {same};"
           f" old file kept until the end; journal removed; stray temporary files {stray}")
@@ -396,14 +402,20 @@ def main():
     passed = sum(1 for r in results if r[1])
     failed = len(results) - passed
     if STATS:
-        print("\nloader | probes | errors (exit 2) | crashes | largest input handled | its time | peak RSS of the run")
+        print("\nloader | probes | errors (exit 2) | crashes | largest input handled: bytes, exit, time, peak RSS |"
+              " largest input read through (exit 0): bytes, time, peak RSS | slowest probe: time, peak RSS")
         by = {}
         for loader, ok, rc, size, sec, rss, crashed in results:
             by.setdefault(loader, []).append((ok, rc, size, sec, rss, crashed))
         for loader, rs in sorted(by.items()):
             big = max(rs, key=lambda r: r[2])
+            done = [r for r in rs if r[1] == 0]
+            whole = max(done, key=lambda r: r[2]) if done else None
+            slow = max(rs, key=lambda r: r[3])
             print(f"{loader} | {len(rs)} | {sum(1 for r in rs if r[1] == 2)} | {sum(1 for r in rs if r[5])} | "
-                  f"{big[2]} bytes | {big[3]:.2f} s | {big[4] / 1024:.0f} MiB")
+                  f"{big[2]} bytes, exit {big[1]}, {big[3]:.2f} s, {big[4] / 1024:.0f} MiB | " +
+                  (f"{whole[2]} bytes, {whole[3]:.2f} s, {whole[4] / 1024:.0f} MiB" if whole else "-") +
+                  f" | {slow[3]:.2f} s, {slow[4] / 1024:.0f} MiB")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
