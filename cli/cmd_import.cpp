@@ -1,8 +1,6 @@
 // `scalescope import nccl-tests`: nccl-tests logs -> a calibration profile (out-of-place columns).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -83,13 +81,10 @@ struct ImportTopoOptions {
   double nvlink_GBps = 26.562, pcie_GBps = 63.0, upi_GBps = 64.0;
 };
 
+/// The text of `nvidia-smi topo -m` (a few KiB): a regular file of at most 64 MiB, refused before it is read
+/// when larger, never blocking on a FIFO (read_input_file).
 Expected<std::string> read_text_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return input_error(file, "", "cannot open the file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().size() > (std::size_t{64} << 20)) return input_error(file, "", "expected at most 64 MiB of text");
-  return ss.str();
+  return read_input_file(file, std::uint64_t{64} << 20, "nvidia-smi topo text file");
 }
 
 // `scalescope import nvidia-smi-topo FILE`: a one-node cluster file (calibrate/topo_node.hpp).

@@ -24,8 +24,10 @@ using models::ModelSpec;
 using models::Plan;
 
 Expected<std::vector<std::vector<std::string>>> read_csv(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return input_error(file.string(), "", "cannot open file for reading");
+  // Regular files only (a FIFO or device is refused without blocking), at most 64 MiB (the tables are a few KiB).
+  auto text = read_input_file(file, std::uint64_t{64} << 20, "CSV table");
+  if (!text) return text.error();
+  std::istringstream in(std::move(text).value());
   std::vector<std::vector<std::string>> rows;
   std::string line;
   bool header = true;

@@ -53,12 +53,16 @@ bool is_device_column(std::string_view tok) {
   return prefix_digits(tok, "GPU") || prefix_digits(tok, "NIC") || tok.substr(0, 3) == "mlx";
 }
 
-/// Parses a non-negative integer at the start of s; -1 if none.
+/// Parses a non-negative integer at the start of s; -1 if none, or if it exceeds 2^20 (no device index does; a
+/// longer run of digits overflowed the int, found by fuzz/smi_text.cpp).
 int leading_int(std::string_view s) {
+  constexpr int kMax = 1 << 20;
   int v = 0;
   std::size_t i = 0;
-  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i)
+  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
     v = v * 10 + (s[i] - '0');
+    if (v > kMax) return -1;
+  }
   return i == 0 ? -1 : v;
 }
 

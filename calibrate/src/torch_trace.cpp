@@ -82,7 +82,20 @@ std::string short_software(const std::string& s) { return s.empty() ? "PyTorch (
 
 Expected<TraceImport> import_torch_trace(const std::string& file, const models::ModelSpec& model_in,
                                          const TraceImportOptions& o) {
-  if (o.micro_batch <= 0) return input_error("", "--micro-batch", "expected the traced step's micro-batch size (> 0)");
+  if (o.micro_batch <= 0 || o.micro_batch > (1 << 20))
+    return input_error("", "--micro-batch", "expected the traced step's micro-batch size (1 to 1048576)");
+  // The model loader's own limits (model_spec.hpp): the import sizes tables by them.
+  if (o.layers < 0 || o.layers > models::kMaxModelLayers)
+    return input_error("", "--layers", "expected 0 (the model's) to " + std::to_string(models::kMaxModelLayers));
+  if (o.seq < 0 || o.seq > models::kMaxModelSeqLen)
+    return input_error("", "--seq", "expected 0 (the model's) to " + std::to_string(models::kMaxModelSeqLen));
+  if (o.host_micro_batch <= 0 || o.host_micro_batch > (1 << 20) || o.host_seq < 0 || o.host_seq > models::kMaxModelSeqLen)
+    return input_error("", "--host-shape", "expected a micro-batch of 1 to 1048576 and a sequence of at most " +
+                                               std::to_string(models::kMaxModelSeqLen));
+  if (o.host_step_time_s && !(*o.host_step_time_s > 0.0 && *o.host_step_time_s < 3600.0))
+    return input_error("", "--host-step-time", "expected seconds in (0, 3600)");
+  if (o.step_time_s && !(*o.step_time_s > 0.0 && *o.step_time_s < 3600.0))
+    return input_error("", "--step-time", "expected seconds in (0, 3600)");
   models::ModelSpec model = model_in;
   if (o.layers > 0) model.layers = o.layers;
   if (o.seq > 0) model.seq_len = o.seq;
@@ -191,10 +204,8 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
     for (const MemoryEvent* m : mem) peak = std::max(peak, m->total_allocated);
     const double act = a0 >= 0.0 && aL >= a0 ? (aL - a0) / model.layers : 0.0;
     double opt_peak = 0.0;  // the optimizer step's own peak: states, gradients and its temporaries
-    for (const MemoryEvent* m : mem) {
-      for (const auto& w : st.optimizer_windows)
-        if (m->ts >= w.first && m->ts <= w.second) opt_peak = std::max(opt_peak, m->total_allocated);
-    }
+    for (const MemoryEvent* m : mem)
+      if (in_optimizer(st, m->ts)) opt_peak = std::max(opt_peak, m->total_allocated);
     memory["measured"] = {{"states_bytes", std::max(0.0, start)},
                           {"activations_per_layer_bytes", act},
                           {"rest_bytes", std::max(0.0, peak - start - model.layers * act)},

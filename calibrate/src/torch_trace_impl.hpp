@@ -85,11 +85,14 @@ struct Step {
   double t0 = 0.0, t1 = 0.0;
   std::int64_t main_tid = 0;
   std::vector<Kernel> kernels;  ///< by launch time
-  std::vector<std::pair<double, double>> optimizer_windows;
+  std::vector<std::pair<double, double>> optimizer_windows;  ///< sorted, overlapping ones merged
   int layers = 0;
   int period = 0;  ///< forward kernels per layer
   std::vector<double> layer_start_ts;  ///< CPU time of each layer's first forward launch, and the head's
 };
+
+/// Whether CPU time t lies in one of the step's optimizer windows (sorted and merged by analyse_step).
+bool in_optimizer(const Step& step, double t);
 
 /// Finds the step, ties kernels to launches and ops, and assigns phases and layers.
 Expected<Step> analyse_step(const Events& ev, int layers, const std::string& file, TraceImportSummary& summary);

@@ -1,9 +1,15 @@
 // Streaming (SAX) reader of Kineto Chrome traces, plain or gzip: keeps the events the import needs
-// (torch_trace.hpp), nothing else. Memory grows with the kept events; a cap stops runaway files.
+// (torch_trace.hpp), nothing else. Regular files only (a FIFO or device is refused without blocking); memory and
+// time are bounded by the limits below, each named in its error.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <istream>
 #include <streambuf>
 #include <unordered_map>
@@ -14,29 +20,106 @@ namespace scalescope::calib::trace {
 
 namespace {
 
-/// A std::streambuf over a zlib gzFile (which reads plain files as they are).
+// Limits. A one-step, one-GPU trace of a 0.5B model (validation/session9) is 3 MB of JSON with 10,426 events, of
+// which 6,000 are kept; an 80-layer model traced the same way keeps ~100x that. Each limit is far above a real
+// trace and far below what would exhaust a machine.
+constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{4} << 30;  // JSON text read (after gunzip): ~1 min to parse
+constexpr std::size_t kMaxKeptEvents = 4'000'000;                 // events kept for the analysis
+constexpr std::size_t kMaxKeptBytes = std::size_t{1} << 30;       // their memory (estimated below)
+constexpr std::size_t kMaxInputs = 64;                            // inputs kept per op (the rest are not sizes we use)
+constexpr std::size_t kMaxTokenBytes = std::size_t{1} << 20;      // one string or number (kernel names: a few KiB)
+constexpr int kMaxDepth = kMaxJsonDepth;                          // nesting (Kineto nests 7 levels)
+
+/// A number from the trace as an integer id, or `absent` when it is not one an int64 holds (a double beyond 2^63
+/// would be undefined behaviour to convert).
+std::int64_t to_id(double v, std::int64_t absent = -1) {
+  return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<std::int64_t>(v) : absent;
+}
+
+/// A std::streambuf over a zlib gzFile (which reads plain files as they are). It ends the input (the parser then
+/// reports it as cut short and read_events() names the limit instead) after kMaxTraceBytes, or at a string or number
+/// token longer than kMaxTokenBytes, which nlohmann's lexer would otherwise hold in memory whole.
 class GzBuf : public std::streambuf {
  public:
   explicit GzBuf(gzFile f) : f_(f) {}
-  std::size_t bytes() const { return bytes_; }
+  std::uint64_t bytes() const { return bytes_; }
+  bool too_large() const { return too_large_; }
+  bool token_too_long() const { return token_too_long_; }
 
  protected:
   int_type underflow() override {
+    if (too_large_ || token_too_long_) return traits_type::eof();
+    if (bytes_ >= kMaxTraceBytes) {
+      too_large_ = true;
+      return traits_type::eof();
+    }
     const int n = gzread(f_, buf_.data(), static_cast<unsigned>(buf_.size()));
     if (n <= 0) return traits_type::eof();
-    bytes_ += static_cast<std::size_t>(n);
+    if (!scan(static_cast<std::size_t>(n))) {
+      token_too_long_ = true;
+      return traits_type::eof();
+    }
+    bytes_ += static_cast<std::uint64_t>(n);
     setg(buf_.data(), buf_.data(), buf_.data() + n);
     return traits_type::to_int_type(buf_[0]);
   }
 
  private:
+  /// Tracks the length of the token being read (inside a string, or a run of non-structural characters outside).
+  bool scan(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const char c = buf_[i];
+      if (in_string_) {
+        if (escape_) escape_ = false;
+        else if (c == '\\') escape_ = true;
+        else if (c == '"') in_string_ = false, run_ = 0;
+      } else if (c == '"') {
+        in_string_ = true;
+        run_ = 0;
+      } else if (c == ',' || c == ':' || c == '[' || c == ']' || c == '{' || c == '}' || c == ' ' || c == '\n' ||
+                 c == '\r' || c == '\t') {
+        run_ = 0;
+      }
+      if (++run_ > kMaxTokenBytes) return false;
+    }
+    return true;
+  }
+
   gzFile f_;
   std::array<char, 1 << 16> buf_{};
-  std::size_t bytes_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::size_t run_ = 0;
+  bool in_string_ = false, escape_ = false, too_large_ = false, token_too_long_ = false;
 };
 
-constexpr std::size_t kMaxKeptEvents = 30'000'000;  // ~3 GB of kept events: far beyond one step of one GPU
-constexpr std::size_t kMaxInputs = 64;              // inputs kept per op (the rest are not sizes we use)
+std::string kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a folder";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+/// The trace opened for reading under read_input_file's rules (sim/file_io.hpp): a regular file after following
+/// links, opened without blocking (a FIFO swapped in after the check does not wait for a writer).
+Expected<int> open_trace(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    const int e = errno;
+    return input_error(file, "", e == ENOENT ? "cannot open the trace: file does not exist"
+                                 : e == ELOOP ? "cannot open the trace: symbolic link loop"
+                                              : std::string("cannot open the trace: ") + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) return input_error(file, "", "is " + kind_of(st.st_mode) + ", expected a regular trace file");
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return input_error(file, "", std::string("cannot open the trace: ") + std::strerror(errno));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return input_error(file, "", "is not a regular file, expected a regular trace file");
+  }
+  return fd;
+}
 
 enum class Cat : std::uint8_t { none, cpu_op, user_annotation, runtime, kernel, memcpy, memset, memory };
 
@@ -67,7 +150,7 @@ class Handler : public nlohmann::json::json_sax_t {
     return true;
   }
   bool start_object(std::size_t) override {
-    push(false);
+    if (!push(false)) return false;
     if (depth_ == 3 && in_events_) begin_event();
     if (depth_ == 3 && in_devices_ && ev_.gpu_name.empty()) device_obj_ = true;
     if (depth_ == 4 && in_event_ && frames_[3].key == "args") in_args_ = true;
@@ -83,7 +166,7 @@ class Handler : public nlohmann::json::json_sax_t {
     return true;
   }
   bool start_array(std::size_t) override {
-    push(true);
+    if (!push(true)) return false;
     if (depth_ == 2 && frames_[1].key == "traceEvents") in_events_ = true;
     if (depth_ == 2 && frames_[1].key == "deviceProperties") in_devices_ = true;
     if (in_args_ && depth_ == 5 && frames_[4].key == "Input Dims") dims_ = true;
@@ -120,9 +203,14 @@ class Handler : public nlohmann::json::json_sax_t {
     bool array = false;
     std::string key;  ///< the key this container was the value of (objects' members)
   };
-  void push(bool array) {
+  bool push(bool array) {
+    if (depth_ >= kMaxDepth) {
+      error = "malformed JSON: nested deeper than " + std::to_string(kMaxDepth) + " levels (a Kineto trace nests 7)";
+      return false;
+    }
     frames_.push_back({array, key_});
     ++depth_;
+    return true;
   }
   void pop() {
     frames_.pop_back();
@@ -151,29 +239,29 @@ class Handler : public nlohmann::json::json_sax_t {
       if (key_ == "ph" && s) ph_ = *s;
       else if (key_ == "cat" && s) cat_ = cat_of(*s);
       else if (key_ == "name" && s) name_ = *s;
-      else if (key_ == "tid") tid_ = num ? static_cast<std::int64_t>(*num) : (s ? static_cast<std::int64_t>(std::hash<std::string>{}(*s) & 0x7fffffff) : 0);
+      else if (key_ == "tid") tid_ = num ? to_id(*num, 0) : (s ? static_cast<std::int64_t>(std::hash<std::string>{}(*s) & 0x7fffffff) : 0);
       else if (key_ == "ts" && num) ts_ = *num;
       else if (key_ == "dur" && num) dur_ = *num;
       return true;
     }
     if (in_args_ && depth_ == 4 && num) {
-      if (key_ == "correlation") corr_ = static_cast<std::int64_t>(*num);
-      else if (key_ == "Sequence number") seq_ = static_cast<std::int64_t>(*num);
-      else if (key_ == "stream") stream_ = static_cast<std::int64_t>(*num);
+      if (key_ == "correlation") corr_ = to_id(*num);
+      else if (key_ == "Sequence number") seq_ = to_id(*num);
+      else if (key_ == "stream") stream_ = to_id(*num);
       else if (key_ == "Total Allocated") total_alloc_ = *num;
       else if (key_ == "Bytes") bytes_ = *num;
-      else if (key_ == "Device Type") device_type_ = static_cast<int>(*num);
+      else if (key_ == "Device Type") device_type_ = *num == 1.0 ? 1 : 0;  // 1: CUDA; nothing else is used
       return true;
     }
     if (dims_ && (depth_ == 6 || depth_ == 7) && cur_ && num) {
-      if (depth_ == 6 && cur_->dims.size() < 16) cur_->dims.push_back(static_cast<std::int64_t>(*num));
+      if (depth_ == 6 && cur_->dims.size() < 16) cur_->dims.push_back(to_id(*num));
       if (depth_ == 6) cur_->elements *= *num;
       else tensor_ *= *num;
       return true;
     }
     if (types_ && depth_ == 5 && s) {
       if (type_index_ < op_.inputs.size()) op_.inputs[type_index_].type = *s;
-      else if (op_.inputs.size() < kMaxInputs) pending_types_.push_back(*s);
+      else if (pending_types_.size() < kMaxInputs) pending_types_.push_back(*s);
       ++type_index_;
     }
     return true;
@@ -181,7 +269,10 @@ class Handler : public nlohmann::json::json_sax_t {
 
   std::uint32_t intern(const std::string& s) {
     auto [it, fresh] = ids_.try_emplace(s, static_cast<std::uint32_t>(ev_.names.size()));
-    if (fresh) ev_.names.push_back(s);
+    if (fresh) {
+      ev_.names.push_back(s);
+      kept_bytes_ += 2 * s.size() + 96;  // the name, its map key and node
+    }
     return it->second;
   }
 
@@ -202,13 +293,21 @@ class Handler : public nlohmann::json::json_sax_t {
         op_.ts = ts_;
         op_.dur = dur_;
         op_.seq = seq_;
+        kept_bytes_ += sizeof(CpuOp);
+        for (const auto& in : op_.inputs) kept_bytes_ += sizeof(OpInput) + 8 * in.dims.size() + in.type.size();
         ev_.ops.push_back(std::move(op_));
         break;
       case Cat::user_annotation:
-        if (complete) ev_.annotations.push_back({intern(name_), tid_, ts_, dur_});
+        if (complete) {
+          ev_.annotations.push_back({intern(name_), tid_, ts_, dur_});
+          kept_bytes_ += sizeof(Annotation);
+        }
         break;
       case Cat::runtime:
-        if (complete && corr_ >= 0) ev_.launches.push_back({intern(name_), tid_, ts_, dur_, corr_});
+        if (complete && corr_ >= 0) {
+          ev_.launches.push_back({intern(name_), tid_, ts_, dur_, corr_});
+          kept_bytes_ += sizeof(Launch);
+        }
         break;
       case Cat::kernel:
       case Cat::memcpy:
@@ -223,16 +322,23 @@ class Handler : public nlohmann::json::json_sax_t {
         a.correlation = corr_;
         a.stream = stream_;
         ev_.gpu.push_back(a);
+        kept_bytes_ += sizeof(GpuActivity);
         break;
       }
       default:
-        if (name_ == "[memory]") ev_.memory.push_back({ts_, total_alloc_, bytes_, device_type_});
+        if (name_ == "[memory]") {
+          ev_.memory.push_back({ts_, total_alloc_, bytes_, device_type_});
+          kept_bytes_ += sizeof(MemoryEvent);
+        }
         break;
     }
-    const std::size_t kept = ev_.ops.size() + ev_.launches.size() + ev_.gpu.size() + ev_.memory.size();
-    if (kept > kMaxKeptEvents) {
-      error = "more than 30 million events: a trace of one training step on one GPU has far fewer; record one "
-              "step (torch.profiler.schedule(wait=1, warmup=1, active=1))";
+    const std::size_t kept =
+        ev_.ops.size() + ev_.launches.size() + ev_.gpu.size() + ev_.memory.size() + ev_.annotations.size();
+    if (kept > kMaxKeptEvents || kept_bytes_ > kMaxKeptBytes) {
+      error = "the trace holds more than " + std::string(kept > kMaxKeptEvents ? "4 million events" : "1 GiB of events") +
+              " the import keeps (CPU ops, launches, GPU activities, memory events; the limit of this reader): a "
+              "trace of one training step on one GPU has far fewer; record one step "
+              "(torch.profiler.schedule(wait=1, warmup=1, active=1))";
       return false;
     }
     return true;
@@ -254,14 +360,20 @@ class Handler : public nlohmann::json::json_sax_t {
   OpInput* cur_ = nullptr;
   double tensor_ = 1.0;
   std::size_t type_index_ = 0;
+  std::size_t kept_bytes_ = 0;  ///< estimated memory of what ev_ holds
   std::vector<std::string> pending_types_;
 };
 
 }  // namespace
 
 Expected<Events> read_events(const std::string& file, const std::function<void(const std::string&)>& progress) {
-  gzFile f = gzopen(file.c_str(), "rb");
-  if (!f) return input_error(file, "", "cannot open the trace (missing or unreadable)");
+  auto fd = open_trace(file);
+  if (!fd) return fd.error();
+  gzFile f = gzdopen(*fd, "rb");  // owns the descriptor from here
+  if (!f) {
+    ::close(*fd);
+    return input_error(file, "", "cannot open the trace (out of memory)");
+  }
   gzbuffer(f, 1 << 17);
   Events ev;
   GzBuf buf(f);
@@ -278,6 +390,15 @@ Expected<Events> read_events(const std::string& file, const std::function<void(c
   const std::string zerror = zerr != Z_OK && zerr != Z_STREAM_END ? std::string(zmsg ? zmsg : "") : "";
   gzclose(f);
   if (!zerror.empty()) return input_error(file, "", "cannot decompress the trace: " + zerror);
+  if (buf.token_too_long()) {
+    return input_error(file, "", "holds a string or number longer than 1 MiB near byte " + std::to_string(buf.bytes()) +
+                                     " (the limit of this reader; Kineto's longest names are a few KiB)");
+  }
+  if (buf.too_large()) {
+    return input_error(file, "", "holds more than 4 GiB of JSON text (after decompression; the limit of this reader): "
+                                 "a trace of one training step on one GPU is far smaller; record one step "
+                                 "(torch.profiler.schedule(wait=1, warmup=1, active=1))");
+  }
   if (!ok || !h.error.empty()) {
     return input_error(file, "", h.error.empty() ? "expected a Chrome trace JSON document" : h.error);
   }

@@ -17,9 +17,15 @@ bool contains_ci(const std::string& s, std::string_view needle) {
   return it != s.end();
 }
 
+/// Deepest nesting of CPU ops kept open around a launch (PyTorch nests a few dozen: module, aten op, its callees).
+constexpr std::size_t kMaxOpDepth = 4096;
+/// Comparisons the layer-period search may make (~1 s): a real trace needs period x forward kernels, far less.
+constexpr std::uint64_t kMaxPeriodWork = 2'000'000'000;
+
 /// Innermost and outermost op of each launch, per thread: ops sorted by (start, longer first) form a forest; a
-/// sweep over launches sorted by time keeps the stack of ops open at that time.
-void enclosing_ops(const Events& ev, std::vector<Kernel>& kernels) {
+/// sweep over launches sorted by time keeps the stack of ops open at that time. Ops that overlap without nesting
+/// (not a profiler's) could grow the stack without bound: it is capped at kMaxOpDepth (false).
+bool enclosing_ops(const Events& ev, std::vector<Kernel>& kernels) {
   std::unordered_map<std::int64_t, std::vector<std::size_t>> ops_of;
   for (std::size_t i = 0; i < ev.ops.size(); ++i) ops_of[ev.ops[i].tid].push_back(i);
   std::unordered_map<std::int64_t, std::vector<std::size_t>> kernels_of;
@@ -40,6 +46,7 @@ void enclosing_ops(const Events& ev, std::vector<Kernel>& kernels) {
       while (next < ops.size() && ev.ops[ops[next]].ts <= t) {
         const CpuOp& o = ev.ops[ops[next]];
         while (!open.empty() && ev.ops[open.back()].ts + ev.ops[open.back()].dur < o.ts) open.pop_back();
+        if (open.size() >= kMaxOpDepth) return false;
         open.push_back(ops[next++]);
       }
       while (!open.empty() && ev.ops[open.back()].ts + ev.ops[open.back()].dur < t) open.pop_back();
@@ -55,16 +62,20 @@ void enclosing_ops(const Events& ev, std::vector<Kernel>& kernels) {
       kernels[k].outer = outer;
     }
   }
+  return true;
 }
 
 /// Smallest period P and offset o such that forward kernel names repeat L times from o; the block must hold an
-/// attention kernel when the forward has one. Returns {P, o} or {0, 0}.
+/// attention kernel when the forward has one. Returns {P, o}, {0, 0} when there is none, or {-1, 0} when the search
+/// would take more than kMaxPeriodWork comparisons.
 std::pair<int, int> find_period(const std::vector<std::uint32_t>& names, const std::vector<bool>& attention, int L) {
   const int n = static_cast<int>(names.size());
   const bool any_attention = std::find(attention.begin(), attention.end(), true) != attention.end();
-  for (int p = 1; p * L <= n; ++p) {
+  std::uint64_t work = 0;
+  for (int p = 1; static_cast<std::int64_t>(p) * L <= n; ++p) {
     const int need = (L - 1) * p;  // names[i] == names[i + p] for every i of the first L - 1 blocks
     int run = 0;
+    if ((work += static_cast<std::uint64_t>(n)) > kMaxPeriodWork) return {-1, 0};
     for (int i = 0; i + p < n; ++i) {
       run = names[static_cast<std::size_t>(i)] == names[static_cast<std::size_t>(i + p)] ? run + 1 : 0;
       if (run < need) continue;
@@ -79,6 +90,12 @@ std::pair<int, int> find_period(const std::vector<std::uint32_t>& names, const s
 }
 
 }  // namespace
+
+bool in_optimizer(const Step& st, double t) {
+  const auto& w = st.optimizer_windows;  // sorted, disjoint (analyse_step)
+  auto it = std::upper_bound(w.begin(), w.end(), t, [](double x, const auto& win) { return x < win.first; });
+  return it != w.begin() && t <= std::prev(it)->second;
+}
 
 Expected<Step> analyse_step(const Events& ev, int layers, const std::string& file, TraceImportSummary& sum) {
   Step st;
@@ -118,6 +135,14 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
     if ((starts_with(n, "Optimizer.step#") || starts_with(n, "Optimizer.zero_grad#")) && a.ts >= st.t0 && a.ts <= st.t1)
       st.optimizer_windows.emplace_back(a.ts, a.ts + a.dur);
   }
+  // Sorted and merged, so that a time is looked up in O(log windows) (in_optimizer()).
+  std::sort(st.optimizer_windows.begin(), st.optimizer_windows.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& w : st.optimizer_windows) {
+    if (!merged.empty() && w.first <= merged.back().second) merged.back().second = std::max(merged.back().second, w.second);
+    else merged.push_back(w);
+  }
+  st.optimizer_windows = std::move(merged);
   sum.step_cpu_s = (st.t1 - st.t0) * 1e-6;
 
   // 2. Kernels launched in the step.
@@ -139,15 +164,17 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
   }
   std::sort(st.kernels.begin(), st.kernels.end(),
             [&](const Kernel& a, const Kernel& b) { return ev.launches[a.launch].ts < ev.launches[b.launch].ts; });
-  enclosing_ops(ev, st.kernels);
+  if (!enclosing_ops(ev, st.kernels)) {
+    return input_error(file, "", "CPU ops overlap without nesting, more than " + std::to_string(kMaxOpDepth) +
+                                     " levels deep: not a PyTorch profiler trace");
+  }
   sum.kernels = st.kernels.size();
 
   // Phases.
   for (Kernel& k : st.kernels) {
     const double t = ev.launches[k.launch].ts;
     const std::string& kname = ev.name(ev.gpu[k.gpu].name);
-    const bool in_opt = std::any_of(st.optimizer_windows.begin(), st.optimizer_windows.end(),
-                                    [&](auto& w) { return t >= w.first && t <= w.second; });
+    const bool in_opt = in_optimizer(st, t);
     const std::string outer = k.outer >= 0 ? ev.name(ev.ops[static_cast<std::size_t>(k.outer)].name) : "";
     if (contains_ci(kname, "nccl")) k.phase = Phase::comm;
     else if (in_opt) k.phase = Phase::optimizer, k.segment = -2;
@@ -168,7 +195,13 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
     const std::string inner = k.inner >= 0 ? ev.name(ev.ops[static_cast<std::size_t>(k.inner)].name) : "";
     attention.push_back(inner.find("attention") != std::string::npos);
   }
-  const auto [period, offset] = find_period(names, attention, layers);
+  const std::pair<int, int> found = find_period(names, attention, layers);
+  const int period = found.first, offset = found.second;  // not a structured binding: the lambdas below capture them
+  if (period < 0) {
+    return input_error(file, "", "the forward's " + std::to_string(fwd.size()) + " kernels are too many to search for " +
+                                     std::to_string(layers) + " repeated layer blocks (more than " +
+                                     std::to_string(kMaxPeriodWork) + " comparisons): trace one step of one GPU");
+  }
   if (period == 0) {
     return input_error(file, "--layers", "the forward's " + std::to_string(fwd.size()) + " kernels hold no block "
                        "repeated " + std::to_string(layers) + " times: is the model right (--model) and did the "
@@ -196,11 +229,10 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
     const std::size_t j = static_cast<std::size_t>(offset + l * period);
     st.layer_start_ts.push_back(j < fwd.size() ? ev.launches[st.kernels[fwd[j]].launch].ts : st.t1);
   }
-  auto segment_at = [&](double ts) {
+  auto segment_at = [&](double ts) {  // the layer whose forward ran at ts (binary search: O(log L) per kernel)
     if (ts < st.layer_start_ts.front()) return -1;
-    for (int l = 0; l < layers; ++l)
-      if (ts < st.layer_start_ts[static_cast<std::size_t>(l + 1)]) return l;
-    return layers;
+    const auto it = std::upper_bound(st.layer_start_ts.begin() + 1, st.layer_start_ts.end(), ts);
+    return static_cast<int>(it - st.layer_start_ts.begin()) - 1;
   };
 
   // Backward kernels: the forward op that made their autograd node (same Sequence number), else the last one's.

@@ -6,11 +6,21 @@
 #include <cassert>
 
 #include <cmath>
+#include <cstdint>
 
 #include "scalescope/models/counts.hpp"
 #include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
+
+namespace {
+
+/// Kernel counts saturate here (a phase never issues a billion kernels; a stack file's absurd `kernels` must not
+/// overflow the int): a + b clamped to [0, 2^30].
+constexpr std::int64_t kMaxKernelCount = std::int64_t{1} << 30;
+int add_count(int a, std::int64_t b) { return static_cast<int>(std::clamp<std::int64_t>(a + b, 0, kMaxKernelCount)); }
+
+}  // namespace
 
 void PhaseCost::add_kernel(const ComputeModel& model, KernelCost c, double kernel_flops, Bytes kernel_bytes) {
   add_charged(c, model.kernel_time(c.time), kernel_flops, kernel_bytes);
@@ -25,7 +35,7 @@ PhaseCost& PhaseCost::operator+=(const PhaseCost& o) {
   time += o.time;
   flops += o.flops;
   bytes += o.bytes;
-  kernels += o.kernels;
+  kernels = add_count(kernels, o.kernels);
   for (std::size_t i = 0; i < by_provenance.size(); ++i) by_provenance[i] += o.by_provenance[i];
   for (std::size_t i = 0; i < by_kind.size(); ++i) by_kind[i] += o.by_kind[i];
   slowed_time += o.slowed_time;
@@ -38,7 +48,8 @@ PhaseCost PhaseCost::operator*(double k) const {
   r.time = time * k;
   r.flops = flops * k;
   r.bytes = bytes * k;
-  r.kernels = static_cast<int>(kernels * k + 0.5);
+  const double n = kernels * k + 0.5;
+  r.kernels = n >= 1.0 ? add_count(0, n < static_cast<double>(kMaxKernelCount) ? static_cast<std::int64_t>(n) : kMaxKernelCount) : 0;
   for (auto& p : r.by_provenance) p = p * k;
   for (auto& p : r.by_kind) p = p * k;
   r.slowed_time = slowed_time * k;
@@ -60,7 +71,7 @@ void PhaseCost::add_charged(KernelCost c, Seconds t, double kernel_flops, Bytes 
   const Seconds gap = t - c.time;
   slowed_time += c.time * c.interference.slowed + gap;
   slowing_time += c.time * c.interference.slows + gap;
-  ++kernels;
+  kernels = add_count(kernels, 1);
 }
 
 namespace {
@@ -130,6 +141,10 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
   return k;
 }
 
+/// Rows of at most this many kernels are added kernel by kernel (the sums of every real stack, bit for bit); larger
+/// ones in closed form.
+constexpr int kExactKernels = 4096;
+
 /// Adds the rows of `rows` (those tagged selective_recompute only, when `selective_only`).
 void add_rows(PhaseCost& out, const std::vector<StackRow>& rows, const std::vector<double>& v, const ComputeModel& m,
               const StackProfile& st, const CostOptions& o, bool selective_only = false) {
@@ -146,9 +161,13 @@ void add_rows(PhaseCost& out, const std::vector<StackRow>& rows, const std::vect
         k.cost.provenance = Provenance::measured;
       }
     }
-    for (int i = 0; i < k.count; ++i) {
-      const Seconds charged = st.launch_floor ? m.kernel_time(k.cost.time) : k.cost.time + Seconds(st.kernel_gap_s);
-      out.add_charged(k.cost, charged, k.flops, k.bytes);
+    const Seconds charged = st.launch_floor ? m.kernel_time(k.cost.time) : k.cost.time + Seconds(st.kernel_gap_s);
+    if (k.count <= kExactKernels) {
+      for (int i = 0; i < k.count; ++i) out.add_charged(k.cost, charged, k.flops, k.bytes);
+    } else {  // in closed form: a stack's `kernels` (up to 1e9) must not set the time a prediction takes
+      PhaseCost one;
+      one.add_charged(k.cost, charged, k.flops, k.bytes);
+      out += one * static_cast<double>(k.count);
     }
   }
 }

@@ -60,16 +60,17 @@ const std::set<std::string, std::less<>>& read_flags() {
   return s;
 }
 
+/// The flags: `in` itself, or the file it names (one word naming something that exists). A file is read under
+/// read_input_file's rules: a regular file (a FIFO, device or folder is refused, without blocking) of at most
+/// 1 MiB (a launch script's command line is a few KiB).
 std::string read_text(std::string_view in) {
   const std::filesystem::path p(in);
   std::error_code ec;
-  if (in.find('\n') == std::string_view::npos && in.find(' ') == std::string_view::npos && !in.empty() &&
-      std::filesystem::is_regular_file(p, ec)) {
-    std::ifstream f(p);
-    if (!f) reject("", "cannot read '" + std::string(in) + "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+  if (in.find_first_of(" \t\r\n") == std::string_view::npos && !in.empty() &&
+      std::filesystem::symlink_status(p, ec).type() != std::filesystem::file_type::not_found && !ec) {
+    auto text = read_input_file(p, std::uint64_t{1} << 20, "Megatron flags file");
+    if (!text) throw ErrorException(text.error());
+    return std::move(text).value();
   }
   return std::string(in);
 }

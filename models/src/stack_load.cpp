@@ -211,8 +211,9 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       const auto& base = stack_base_symbols();
       const auto& extra = stack_memory_extra_symbols();
       for (const auto& [name, value] : tr->at("symbols").members()) {
+        const std::string& key = name;  // clang 14 (preset asan) cannot capture a structured binding
         const auto in = [&](const std::vector<std::string>& names) {
-          return std::find(names.begin(), names.end(), name) != names.end();
+          return std::find(names.begin(), names.end(), key) != names.end();
         };
         if (!in(base) && !in(extra)) value.fail("expected a model, plan or memory symbol name, got \"" + name + "\"");
         trace.symbols.emplace_back(name, value.as_number());

@@ -3,10 +3,11 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
 
 #include "scalescope/planner/sweep.hpp"
 
@@ -81,8 +82,19 @@ Expected<SweepJournal> SweepJournal::open(const std::filesystem::path& output, c
   j.output_ = output;
   j.path_ = output.string() + ".partial";
   const std::string name = j.path_.string();
-  const int fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return input_error(name, "", "cannot open the sweep journal for writing");
+  // A regular file or none: O_NOFOLLOW refuses a planted symbolic link (ELOOP), O_NONBLOCK keeps a FIFO from
+  // blocking the open, and fstat() refuses whatever else is not a regular file.
+  const int fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    return input_error(name, "", e == ELOOP ? "is a symbolic link; the sweep journal must be a regular file or absent"
+                                            : std::string("cannot open the sweep journal for writing: ") + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return input_error(name, "", "is not a regular file; the sweep journal must be a regular file or absent");
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
     return input_error(name, "", "another sweep is writing this output (the journal is locked)");
@@ -94,11 +106,21 @@ Expected<SweepJournal> SweepJournal::open(const std::filesystem::path& output, c
   }
   const Json header = {{"format", kJournal}, {"fingerprint", spec.fingerprint}, {"points", spec.points.size()}};
   std::string text;
-  if (!restart) {
-    std::ifstream in(j.path_, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+  if (!restart) {  // the journal, read through the locked descriptor, at most kMaxInputFileBytes
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxInputFileBytes)
+      return input_error(name, "", "is " + std::to_string(st.st_size) + " bytes; a journal larger than " +
+                                       std::to_string(kMaxInputFileBytes >> 20) + " MiB is refused (bounded memory); "
+                                       "run with --restart or split the sweep");
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return runtime_error(name + ": cannot read the journal: " + std::strerror(errno));
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
   }
   std::size_t keep = 0;  // bytes of whole, valid lines
   if (!text.empty()) {
@@ -109,16 +131,21 @@ Expected<SweepJournal> SweepJournal::open(const std::filesystem::path& output, c
       ++line_no;
       const std::string line = text.substr(at, nl - at);
       const std::string where = "line " + std::to_string(line_no);
-      Json v = Json::parse(line, nullptr, false);
-      if (v.is_discarded()) {
-        if (text.find('\n', nl + 1) == std::string::npos && nl + 1 == text.size()) break;  // last line torn
-        return input_error(name, where, "not a JSON line; delete the journal or run with --restart");
+      // The project's JSON reader: nesting checked by a linear pre-scan before parsing, numbers a double holds.
+      auto parsed = parse_json_text(line, name);
+      if (!parsed) {
+        if (nl + 1 == text.size()) break;  // the last line torn
+        return input_error(name, where, "not a JSON line (" + parsed.error().message +
+                                            "); delete the journal or run with --restart");
       }
+      const Json v = std::move(parsed).value();
       if (line_no == 1) {
-        if (v != header)
+        if (v != header) {
+          const bool has_fp = v.is_object() && v.contains("fingerprint") && v["fingerprint"].is_string();
           return input_error(name, where, "the journal belongs to another sweep spec or version (fingerprint " +
-                                              v.value("fingerprint", std::string("?")) + ", this spec " +
-                                              spec.fingerprint + "); delete it or run with --restart");
+                                              (has_fp ? v["fingerprint"].get<std::string>() : std::string("?")) +
+                                              ", this spec " + spec.fingerprint + "); delete it or run with --restart");
+        }
       } else {
         if (!v.is_object() || !v.contains("point") || !v["point"].is_number_unsigned() || !v.contains("rows") ||
             !v["rows"].is_array() || v["point"].get<std::size_t>() >= spec.points.size())

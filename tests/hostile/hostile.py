@@ -7,7 +7,10 @@ Usage: hostile.py BIN CLASS [--stats]     (CLASS: one of CLASSES below, or "all"
 Prints one line per probe and "N passed, N failed"; --stats adds, per loader, the probes, errors (exit 2),
 crashes (a signal or a sanitizer report), and the largest input handled with its time and peak memory.
 """
-import json, os, re, resource, signal, stat, subprocess, sys, tempfile, threading, time
+import json, os, re, signal, stat, subprocess, sys, tempfile, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loaders  # noqa: E402  (the probes of the later loaders: stack profiles, traces, sweeps, flags, topo, pricing)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build-ci/cli/scalescope"
@@ -63,8 +66,11 @@ def run(loader, args, rc, message, size=0, timeout=60, check=None):
     timer_cmd = ["/usr/bin/time", "-f", "@@rss %M"] if os.path.exists("/usr/bin/time") else []
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
-        p = subprocess.Popen(timer_cmd + [BIN] + args, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, cwd=ROOT)
-        timer = threading.Timer(timeout, p.kill)
+        # A session of its own: a timeout kills the program itself, not only GNU time above it (which left the
+        # program running, orphaned).
+        p = subprocess.Popen(timer_cmd + [BIN] + args, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, cwd=ROOT,
+                             start_new_session=True)
+        timer = threading.Timer(timeout, kill_group, (p.pid,))
         timer.start()
         _, status, usage = os.wait4(p.pid, 0)
         timed_out = not timer.is_alive()
@@ -96,6 +102,13 @@ def run(loader, args, rc, message, size=0, timeout=60, check=None):
     if not ok:
         print(f"    expected rc {rc} and /{message}/; stderr: {err.strip()[-600:]}")
     return ok
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:  # it ended as the timer fired
+        pass
 
 
 def got_status_signal(status):
@@ -149,7 +162,8 @@ def numbers():
     f = write("plan-u64.json", '{"tp": 18446744073709551615, "gbs": 8}')
     run("plan JSON", ["simulate", "--model", "llama3-8b", "--cluster", "hgx-h200-8", "--plan", f], 2, r"tp: expected a positive integer")
     run("cluster", ["simulate", "--model", "llama3-8b", "--cluster", "hgx-h200-8", "--plan", "tp=8,dp=125000,gbs=125000",
-                    "--gpus", "1000000"], 2, r"expected at most \d+ GPUs|exceeds|cannot connect")
+                    "--gpus", "1000000"], 2, r"expected at most \d+ GPUs|exceeds|cannot connect",
+        timeout=300)  # it builds the graph before the fabric refuses it: 45 s and 3 GB under ASan on a loaded machine
     run("cluster", ["simulate", "--model", "llama3-8b", "--cluster", "hgx-h200-8", "--plan", PLAN, "--gpus", "2147483647"],
         2, r"--gpus: expected at most")
 
@@ -177,15 +191,19 @@ def structure():
     run("cluster", ["simulate", "--model", "llama3-8b", "--cluster", f, "--plan", PLAN], 2, r"links: expected an array")
     f = write("hf-str.json", json.dumps({"model_type": "llama", "hidden_size": "4096"}))
     run("HF config", ["simulate", "--model", f, "--cluster", "hgx-h200-8", "--plan", PLAN], 2, r"hidden_size: expected a positive integer")
+    me = sys.modules[__name__]
+    loaders.stack_profiles(me)
+    loaders.sweeps(me)
+    loaders.pricing(me)
 
 
 def logs():
     """nccl-tests logs: out-of-range integers, long lines, absurd values, bytes that are not UTF-8."""
     out = path("imported.json")
-    def imp(name, text, rc, msg, check=None):
+    def imp(name, text, rc, msg, check=None, timeout=60):
         f = write(name, text)
         run("nccl-tests log", ["import", "nccl-tests", f, "-o", out, "--format", "json"], rc, msg,
-            len(text) if isinstance(text, str) else len(text), check=check)
+            len(text) if isinstance(text, str) else len(text), check=check, timeout=timeout)
     imp("rank.log", re.sub(r"Rank  1 ", "Rank 99999999999 ", NCCL_LOG, count=1), 2, r"expected a rank from 0 to 1048575")
     imp("device.log", re.sub(r"device  1 ", "device 4294967296 ", NCCL_LOG, count=1), 2, r"expected a device from 0")
     imp("nthread.log", NCCL_LOG.replace("nThread 1", "nThread 99999999999", 1), 2, r"expected an integer from 0 to 2147483647")
@@ -207,11 +225,15 @@ def logs():
             return f"profile is not UTF-8 JSON: {ex}"
     imp("utf8.log", host, 0, r"all_reduce", check=valid_json)
     many = "# nothing to see\n" * 3_000_000 + NCCL_LOG  # 51 MB of context lines: linear, bounded memory
-    imp("many-lines.log", many, 0, r"all_reduce")
+    imp("many-lines.log", many, 0, r"all_reduce", timeout=300)  # 22 s under ASan on a loaded machine
     big = path("huge.log")
     with open(big, "wb") as f:
         f.truncate(300 << 20)  # sparse: 300 MiB without writing them
     run("nccl-tests log", ["import", "nccl-tests", big, "-o", out], 2, r"larger than 256 MiB is refused", 300 << 20)
+    me = sys.modules[__name__]
+    loaders.torch_traces(me)
+    loaders.megatron_flags(me)
+    loaders.smi_topo(me)
 
 
 def files():
@@ -262,37 +284,112 @@ def results_sanity():
         (0, 1), r".", check=sane)  # a result (exit 0) must be sane; an implausible one is refused (exit 1)
 
 
+def temp_file_open(pid, folder, name):
+    """True while process pid holds a temporary file of `name` open in `folder`: an unnamed O_TMPFILE inode
+    (/proc shows "FOLDER/#INODE (deleted)") or a ".NAME.tmp.*" file (write_file_atomic's two kinds)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(folder + "/#") or os.path.basename(target).startswith("." + name + ".tmp"):
+            return True
+    return False
+
+
+def run_measured(args):
+    """Runs args to completion (exit 0 required); returns its seconds and its own peak RSS in KiB (wait4)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    _, status, usage = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{args} exited {os.waitstatus_to_exitcode(status)}")
+    return time.monotonic() - t0, usage.ru_maxrss
+
+
+def kill_during_write(args, target, old, kills):
+    """Runs args `kills` times; each time SIGKILLs it as soon as its temporary file for `target` is open (polled
+    every 0.2 ms), i.e. during the write. Returns the texts found after each kill, how many kills landed during a
+    write, and the stray temporary files seen."""
+    folder, name = os.path.dirname(target), os.path.basename(target)
+    found, landed, strays = [], 0, []
+    for _ in range(kills):
+        with open(target, "w") as f:
+            f.write(old)
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        during = False
+        while p.poll() is None:
+            if temp_file_open(p.pid, folder, name):
+                p.send_signal(signal.SIGKILL)
+                during = True
+                break
+            time.sleep(0.0002)
+        p.wait()
+        landed += during and p.returncode == -signal.SIGKILL
+        found.append(open(target).read())
+        strays += [n for n in os.listdir(folder) if n.startswith("." + name)]
+    return found, landed, strays
+
+
 def writes():
-    """A run killed mid-write leaves the old file intact and no temporary file."""
+    """A run killed mid-write leaves the old file intact and no temporary file; a killed sweep resumes to the
+    bytes of an uninterrupted one."""
     trace = path("trace.json")
-    with open(trace, "w") as f:
-        f.write("OLD\n")
     args = [BIN, "simulate", "--model", "llama3-70b", "--cluster", "hgx-h200-8", "--nodes", "4", "--plan",
             "tp=8,pp=4,dp=1,mbs=1,gbs=256", "--per-layer-tasks", "--trace", trace]
-    t0 = time.monotonic()
-    subprocess.run(args, capture_output=True, cwd=ROOT, check=True)
-    full = time.monotonic() - t0
+    full, full_rss = run_measured(args)
     new_text = open(trace).read()
-    ok = True
-    seen = {"old": 0, "new": 0}
-    for i in range(12):
-        with open(trace, "w") as f:
-            f.write("OLD\n")
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-        time.sleep(full * (0.5 + 0.5 * i / 11))  # from mid-run to the end, where the write happens
-        p.send_signal(signal.SIGKILL)
+    found, landed, strays = kill_during_write(args, trace, "OLD\n", 8)
+    ok = all(t in ("OLD\n", new_text) for t in found) and not strays and landed >= 6
+    results.append(("trace output", ok, 0, len(new_text), full, full_rss, False))
+    print(("PASS" if ok else "FAIL") + f" [trace output] {landed} of 8 SIGKILLs landed while the {len(new_text)}-byte trace"
+          f" was being written (its temporary file open): old file found {found.count('OLD' + chr(10))}x, new"
+          f" {found.count(new_text)}x, anything else {sum(t not in ('OLD' + chr(10), new_text) for t in found)}x;"
+          f" stray temporary files {strays}")
+
+    # Sweep: killed while appending to its journal (some points done, not all), then resumed to the end.
+    spec = {"format": "scalescope.sweep/1", "mode": "simulate", "models": ["llama3-8b"], "clusters": ["hgx-h200-8"],
+            "gpus": [8, 16, 32, 64], "global_batches": [32, 64, 128, 256, 512], "plans": ["tp=2,pp=1,mbs=1", "tp=1,pp=2,mbs=1"]}
+    spec_file = write("sweep-kill.json", json.dumps(spec))
+    ref, out = path("sweep-ref.csv"), path("sweep-kill.csv")
+    run_sweep = [BIN, "sweep", spec_file, "-q", "--threads", "1", "-o"]
+    sweep_s, sweep_rss = run_measured(run_sweep + [ref])
+    points = len(spec["gpus"]) * len(spec["global_batches"]) * len(spec["plans"])
+    with open(out, "w") as f:
+        f.write("OLD\n")
+    journal, mid, kills = out + ".partial", 0, 0
+    while True:  # 4 kills, each once the run has appended a point to the journal; then it runs to completion
+        p = subprocess.Popen(run_sweep + [out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        seen = None
+        while p.poll() is None and kills < 4:
+            try:
+                n = open(journal, "rb").read().count(b"\n")
+            except OSError:
+                n = 0
+            if seen is None:
+                seen = max(n, 1)  # the header line alone is no point done
+            if n > seen:
+                p.send_signal(signal.SIGKILL)
+                kills += 1
+                mid += 1 < n < points + 1
+                break
+            time.sleep(0.001)
         p.wait()
-        text = open(trace).read()
-        stray = [n for n in os.listdir(tmp) if n.startswith(".trace.json")]
-        good = text in ("OLD\n", new_text) and not stray
-        seen["old" if text == "OLD\n" else "new"] += good
-        ok = ok and good
-        if not good:
-            print(f"    kill {i}: {len(text)} bytes, stray {stray}")
-    results.append(("trace output", ok, 0, len(new_text), full, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, False))
-    print(("PASS" if ok else "FAIL") + f" [trace output] 12 SIGKILLs during a {full:.1f} s run writing {len(new_text)} bytes:"
-          " old or complete file, no temporary file"
-          f" (old file {seen['old']}x, new file {seen['new']}x)")
+        if p.returncode == 0:
+            break
+        if open(out).read() != "OLD\n" or kills > 3 * points:
+            break
+    same = open(out).read() == open(ref).read()
+    stray = [n for n in os.listdir(tmp) if n.startswith(".sweep-kill")]
+    ok = same and kills == 4 and mid == 4 and not stray and not os.path.exists(journal)
+    results.append(("sweep output", ok, 0, os.path.getsize(ref), sweep_s, sweep_rss, False))
+    print(("PASS" if ok else "FAIL") + f" [sweep output] {kills} SIGKILLs of a {points}-point sweep ({mid} with the journal"
+          f" part-written), resumed each time: the output is byte-identical to an uninterrupted run: {same};"
+          f" old file kept until the end; journal removed; stray temporary files {stray}")
 
 
 CLASSES = {"numbers": numbers, "structure": structure, "logs": logs, "files": files, "results": results_sanity,
@@ -306,14 +403,20 @@ def main():
     passed = sum(1 for r in results if r[1])
     failed = len(results) - passed
     if STATS:
-        print("\nloader | probes | errors (exit 2) | crashes | largest input handled | its time | peak RSS of the run")
+        print("\nloader | probes | errors (exit 2) | crashes | largest input handled: bytes, exit, time, peak RSS |"
+              " largest input read through (exit 0): bytes, time, peak RSS | slowest probe: time, peak RSS")
         by = {}
         for loader, ok, rc, size, sec, rss, crashed in results:
             by.setdefault(loader, []).append((ok, rc, size, sec, rss, crashed))
         for loader, rs in sorted(by.items()):
             big = max(rs, key=lambda r: r[2])
+            done = [r for r in rs if r[1] == 0]
+            whole = max(done, key=lambda r: r[2]) if done else None
+            slow = max(rs, key=lambda r: r[3])
             print(f"{loader} | {len(rs)} | {sum(1 for r in rs if r[1] == 2)} | {sum(1 for r in rs if r[5])} | "
-                  f"{big[2]} bytes | {big[3]:.2f} s | {big[4] / 1024:.0f} MiB")
+                  f"{big[2]} bytes, exit {big[1]}, {big[3]:.2f} s, {big[4] / 1024:.0f} MiB | " +
+                  (f"{whole[2]} bytes, {whole[3]:.2f} s, {whole[4] / 1024:.0f} MiB" if whole else "-") +
+                  f" | {slow[3]:.2f} s, {slow[4] / 1024:.0f} MiB")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

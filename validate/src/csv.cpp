@@ -3,8 +3,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <sstream>
+
+#include "scalescope/sim/file_io.hpp"
 
 namespace scalescope::validate {
 
@@ -22,8 +23,10 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 Expected<CsvTable> read_csv(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return input_error(file.string(), "", "cannot open file for reading");
+  // Regular files only (a FIFO or device is refused without blocking), at most 64 MiB (the tables are a few KiB).
+  auto text = read_input_file(file, std::uint64_t{64} << 20, "CSV table");
+  if (!text) return text.error();
+  std::istringstream in(std::move(text).value());
   CsvTable t;
   t.file = file.string();
   std::string line;
