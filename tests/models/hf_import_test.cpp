@@ -89,8 +89,9 @@ TEST(HfImport, UnsupportedModelTypeListsSupportedOnes) {
   auto m = import_hf_config(std::string(SCALESCOPE_TEST_DATA) + "/hf/bert_base.json");
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().str().find(
-                "$.model_type: model_type 'bert' is not supported (supported: gpt2, gpt_neox, "
-                "llama, mistral, qwen2)"),
+                "$.model_type: model_type 'bert' is not supported (supported: deepseek_v2, "
+                "deepseek_v3, gpt2, gpt_neox, llama, llama4, llama4_text, mistral, mixtral, qwen2, "
+                "qwen2_moe, qwen3, qwen3_moe)"),
             std::string::npos)
       << m.error().str();
 }

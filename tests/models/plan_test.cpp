@@ -72,10 +72,10 @@ TEST(PlanParse, ErrorsNameTheKey) {
 }
 
 TEST(PlanParse, UnknownKeyListsTheKnownOnes) {
-  const std::string e = parse_err("tp=8,ep=2,gbs=8");
+  const std::string e = parse_err("tp=8,xp=2,gbs=8");
   EXPECT_EQ(
       e.rfind(
-          "--plan: key 'ep': unknown key (expected one of: tp, pp, dp, zero, mbs, gbs, schedule",
+          "--plan: key 'xp': unknown key (expected one of: tp, pp, dp, zero, mbs, gbs, schedule",
           0),
       0u)
       << e;
