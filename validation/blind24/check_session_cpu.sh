@@ -26,7 +26,7 @@ mkdir -p devbin
 [ -e devbin/scalescope ] || ln -s "$SS" devbin/scalescope
 [ -e devbin/COMMIT ] || git rev-parse HEAD > devbin/COMMIT
 rc=0
-for part in A B; do
+for part in ${BLIND24_PARTS:-A B C}; do
   echo "== part $part"
   PATH=$W/bin:$PATH OUT=$W/out PY=$PY BLIND24_CPU_TEST=$W/tiny BUDGET_S=1500 OMP_NUM_THREADS=1 \
     bash validation/device/session_blind24.sh --part $part > $W/session-$part.log 2>&1 || rc=1

@@ -98,32 +98,7 @@ def build_fsdp(point, ctx, x, y):
     return Runner(accumulate(prog, prog.model, opt, micro_batches(x, y, point.mbs)), prog.notes, [prog, opt])
 
 
-def tp_plan(prog):
-    from torch.distributed.tensor import Replicate, Shard
-    from torch.distributed.tensor.parallel import ColwiseParallel, PrepareModuleInput, RowwiseParallel
-    vocab_in = RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate())
-    head = ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)
-    if prog.name == "gpt-ln":
-        plan = {"wte": vocab_in, "head": head}
-        for i in range(len(prog.model.blocks)):
-            plan.update({f"blocks.{i}.qkv": ColwiseParallel(), f"blocks.{i}.proj": RowwiseParallel(),
-                         f"blocks.{i}.fc": ColwiseParallel(), f"blocks.{i}.fc2": RowwiseParallel()})
-        return plan
-    if prog.name == "hf-llama":
-        plan = {"model.embed_tokens": vocab_in, "lm_head": head}
-        rep = {"hidden_states": Replicate()}
-        for i in range(len(prog.model.model.layers)):
-            p = f"model.layers.{i}."
-            plan[p + "self_attn"] = PrepareModuleInput(input_kwarg_layouts=rep, desired_input_kwarg_layouts=rep,
-                                                       use_local_output=False)
-            plan[p + "mlp"] = PrepareModuleInput(input_layouts=(Replicate(),), desired_input_layouts=(Replicate(),),
-                                                 use_local_output=False)
-            for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
-                plan[p + name] = ColwiseParallel()
-            for name in ("self_attn.o_proj", "mlp.down_proj"):
-                plan[p + name] = RowwiseParallel()
-        return plan
-    raise ValueError(f"no TP plan for program {prog.name}")
+tp_plan = programs.tp_plan  # validation/programs/programs.py: also used by the one-GPU -dtp traces
 
 
 def build_tp(point, ctx, x, y):

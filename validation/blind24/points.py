@@ -44,6 +44,10 @@ TRACES = [
     Trace("hf-llama", "B", "hf-llama", LLAMA, 4, 2048, 40),
     Trace("hf-llama-fsdp", "B", "hf-llama-fsdp", LLAMA, 4, 2048, 45),
     Trace("moe", "B", "moe", MOE, 4, 2048, 32, {"MOE_ROUTING": "balanced"}),
+    # Part C: the same programs under DTensor TP on a one-process mesh (programs.py *-dtp): the one-GPU trace and
+    # host-bound timing a user can take of their own tensor-parallel program, which part A/B's plain traces lack.
+    Trace("gpt-ln-dtp", "C", "gpt-ln-dtp", GPT, 8, 1024, 30),
+    Trace("hf-llama-dtp", "C", "hf-llama-dtp", LLAMA, 4, 2048, 50),
 ]
 HOST_SHAPE = "1x32"
 
@@ -156,7 +160,21 @@ def _part_b():
     return pts
 
 
-POINTS = _part_a() + _part_b()
+def _part_c():
+    """DTensor TP predicted from the *-dtp traces (session 12): the two shapes sessions 11's parts A and B measured
+    (their predictions from the plain traces were -69.5% and -56.8%) and new shapes, on 2 GPUs (4 when lent)."""
+    pts = []
+    for program, model, precision, shapes in (("gpt-ln", GPT, "bf16", ((8, 1024), (4, 1024), (16, 1024), (4, 2048))),
+                                              ("hf-llama", LLAMA, "mixed", ((4, 2048), (2, 2048), (8, 1024), (2, 4096)))):
+        for n in (2, 4):
+            for mbs, seq in shapes:
+                pts.append(Point(f"{program}.tp-dtp.n{n}.{mbs}x{seq}", part="C", group="tp-dtensor", program=program,
+                                 family="tp", model=model, stacks=[f"{program}-dtp"], gpus=n, mbs=mbs, seq=seq,
+                                 gbs=mbs, tp=n, precision=precision, est_s=6.0))
+    return pts
+
+
+POINTS = _part_a() + _part_b() + _part_c()
 
 
 # Order within a launch (what is measured first, in case the time runs short): the main family of each kind

@@ -3,6 +3,8 @@
 # trace-driven predictions, FP8, context and expert parallelism, and NCCL's launch modes. Two calls, each whole:
 #   bash validation/device/session_blind24.sh --part A     gpt-ln families, FP8, CP, NCCL launch modes
 #   bash validation/device/session_blind24.sh --part B     hf-llama families, the MoE program (1 GPU, EP, DP)
+#   bash validation/device/session_blind24.sh --part C     DTensor TP of gpt-ln and hf-llama from one-GPU DTensor
+#                                                          traces (programs.py *-dtp; session 12)
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
 # Each part, in this order (validation/blind24/points.py lists what it runs):
 #  0. environment: nvidia-smi, `nvidia-smi topo -m` -> `scalescope import nvidia-smi-topo` node file, GPU kind;
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;;
   esac
 done
-case "$PART" in A|B) ;; *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;; esac
+case "$PART" in A|B|C) ;; *) echo "usage: $0 --part A|B|C [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-540}

@@ -16,6 +16,9 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
             learned).
   *-fsdp    gpt-ln-fsdp, hf-llama-fsdp, moe-fsdp: the program under FSDP2 (ZeRO-3: fsdp_wrap) on a one-process
             group, for the trace that describes its ZeRO-2/3 runs.
+  *-dtp     gpt-ln-dtp, hf-llama-dtp: the program under DTensor TP (tp_plan) on a one-process mesh, for the trace
+            (and host-bound timing) that describes its tensor-parallel runs: DTensor's dispatch runs on the host for
+            every operator whatever the mesh size.
   harness   validation/harness's Llama (family single: fp32 params + autocast, fused AdamW; or zero3: FSDP2 bf16
             on a one-process group), from validation/models/*.json; for the harness's own traces.
 Models are built on the device they run on. validation/blind24 runs the same Programs (make()) on several GPUs.
@@ -159,7 +162,9 @@ def make(program, model_file, layers=0, device=None, routing=None, ep_group=None
     routing / ep_group: the MoE program's routing mode (default $MOE_ROUTING or balanced) and expert-parallel
     group (None: every expert on this rank); the other programs have neither."""
     device = device or torch.device("cuda")
-    base = program[:-len("-fsdp")] if program.endswith("-fsdp") else program
+    base = program
+    for suffix in ("-fsdp", "-dtp"):
+        base = base[:-len(suffix)] if base.endswith(suffix) else base
     if base in ("gpt-ln", "gpt-ln-fp8"):
         return make_gpt_ln(model_file, layers, device, fp8=base == "gpt-ln-fp8")
     if base == "hf-llama":
@@ -186,6 +191,37 @@ def fsdp_wrap(prog, mesh, reshard_after_forward):
     return prog
 
 
+def tp_plan(prog):
+    """Megatron-style DTensor TP of gpt-ln and hf-llama (validation/blind24/families.py's tp family): column-parallel
+    q/k/v (gpt-ln: the fused qkv) and gate/up (gpt-ln: fc), row-parallel o and down (gpt-ln: proj, fc2),
+    vocabulary-parallel embedding and LM head (sharded logits: the loss runs under loss_parallel)."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, PrepareModuleInput, RowwiseParallel
+    vocab_in = RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate())
+    head = ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)
+    if prog.name == "gpt-ln":
+        plan = {"wte": vocab_in, "head": head}
+        for i in range(len(prog.model.blocks)):
+            plan.update({f"blocks.{i}.qkv": ColwiseParallel(), f"blocks.{i}.proj": RowwiseParallel(),
+                         f"blocks.{i}.fc": ColwiseParallel(), f"blocks.{i}.fc2": RowwiseParallel()})
+        return plan
+    if prog.name == "hf-llama":
+        plan = {"model.embed_tokens": vocab_in, "lm_head": head}
+        rep = {"hidden_states": Replicate()}
+        for i in range(len(prog.model.model.layers)):
+            p = f"model.layers.{i}."
+            plan[p + "self_attn"] = PrepareModuleInput(input_kwarg_layouts=rep, desired_input_kwarg_layouts=rep,
+                                                       use_local_output=False)
+            plan[p + "mlp"] = PrepareModuleInput(input_layouts=(Replicate(),), desired_input_layouts=(Replicate(),),
+                                                 use_local_output=False)
+            for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
+                plan[p + name] = ColwiseParallel()
+            for name in ("self_attn.o_proj", "mlp.down_proj"):
+                plan[p + name] = RowwiseParallel()
+        return plan
+    raise ValueError(f"no TP plan for program {prog.name}")
+
+
 def init_one_process_group(device):
     import torch.distributed as dist
     if not dist.is_initialized():
@@ -201,12 +237,22 @@ def build_program(program, model_file, layers, device):
         init_one_process_group(device)
         from torch.distributed.device_mesh import init_device_mesh
         fsdp_wrap(prog, init_device_mesh(device.type, (1,)), True)
+    loss_ctx = contextlib.nullcontext
+    if program.endswith("-dtp"):  # DTensor TP on a one-process group: the trace of DTensor's own dispatch
+        init_one_process_group(device)
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.tensor.parallel import loss_parallel, parallelize_module
+        parallelize_module(prog.model, init_device_mesh(device.type, (1,)), tp_plan(prog))
+        prog.notes.append("DTensor TP (tp_plan) on a one-process mesh, loss under loss_parallel: the host cost of "
+                          "DTensor's dispatch as the tp family runs it, on one GPU")
+        loss_ctx = loss_parallel
     model, opt = prog.model, prog.optimizer(prog.model.parameters())
 
     def step(x, y):
         opt.zero_grad(set_to_none=True)
-        loss = prog.loss(model, x, y)
-        loss.backward()
+        with loss_ctx():  # the backward too, as the tp family runs it (families.accumulate)
+            loss = prog.loss(model, x, y)
+            loss.backward()
         opt.step()
         return loss.detach()
     return step, prog.vocab, prog.cfg, prog.notes
