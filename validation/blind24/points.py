@@ -29,6 +29,7 @@ class Trace:
     seq: int
     est_s: float
     env: dict = field(default_factory=dict)
+    host_program: str = ""  # the program whose host-bound timing the import takes (default: the traced one)
 
     def name(self):
         return f"{self.key}-mbs{self.mbs}-seq{self.seq}"
@@ -48,6 +49,11 @@ TRACES = [
     # host-bound timing a user can take of their own tensor-parallel program, which part A/B's plain traces lack.
     Trace("gpt-ln-dtp", "C", "gpt-ln-dtp", GPT, 8, 1024, 30),
     Trace("hf-llama-dtp", "C", "hf-llama-dtp", LLAMA, 4, 2048, 50),
+    # Part D: the same traces, with the host-bound timing of the program on a mesh of 2 whose other rank is torch's
+    # fake process group (programs.py *-dtp2): on a one-rank mesh DTensor skips every redistribution, so part C's
+    # timing had none of the TP collectives' host path (session 12 diagnosis, validation/blind24/session12/diag).
+    Trace("gpt-ln-dtpf", "D", "gpt-ln-dtp", GPT, 8, 1024, 45, host_program="gpt-ln-dtp2"),
+    Trace("hf-llama-dtpf", "D", "hf-llama-dtp", LLAMA, 4, 2048, 65, host_program="hf-llama-dtp2"),
 ]
 HOST_SHAPE = "1x32"
 
@@ -174,7 +180,21 @@ def _part_c():
     return pts
 
 
-POINTS = _part_a() + _part_b() + _part_c()
+def _part_d():
+    """Part C's two-GPU points again, predicted from the *-dtpf stacks (host timing on a fake 2-rank mesh), and
+    measured again on the lease that predicts them (host speed differs between leases); new shapes beside them."""
+    pts = []
+    for program, model, precision, shapes in (
+            ("gpt-ln", GPT, "bf16", ((8, 1024), (4, 1024), (16, 1024), (4, 2048), (2, 1024), (8, 2048))),
+            ("hf-llama", LLAMA, "mixed", ((4, 2048), (2, 2048), (8, 1024), (2, 4096), (1, 2048), (4, 1024)))):
+        for mbs, seq in shapes:
+            pts.append(Point(f"{program}.tp-fake.n2.{mbs}x{seq}", part="D", group="tp-dtensor-fake", program=program,
+                             family="tp", model=model, stacks=[f"{program}-dtpf"], gpus=2, mbs=mbs, seq=seq,
+                             gbs=mbs, tp=2, precision=precision, est_s=6.0))
+    return pts
+
+
+POINTS = _part_a() + _part_b() + _part_c() + _part_d()
 
 
 # Order within a launch (what is measured first, in case the time runs short): the main family of each kind
@@ -248,7 +268,7 @@ def main(argv):
             import tiny
             ts = [tiny.trace(t, os.environ["BLIND24_CPU_TEST"]) for t in ts]
         for t in ts:
-            print("\t".join([t.key, t.program, t.model, str(t.mbs), str(t.seq),
+            print("\t".join([t.key, t.program, t.model, str(t.mbs), str(t.seq), t.host_program or t.program,
                              " ".join(f"{k}={v}" for k, v in t.env.items())]))
         return 0
     if len(argv) >= 3 and argv[0] == "--after":

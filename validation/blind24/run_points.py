@@ -98,12 +98,29 @@ def measure(p, ctx, args, torch, dist, families, parallel):
            "allocated_at_start_GiB": round(parallel.all_max(start_alloc, ctx) / 2**30, 4),
            "final_loss": parallel.all_max(parallel.local_loss(loss), ctx), "notes": runner.notes,
            "stats": runner.stats()}
+    if args.profile:  # after the timed steps: a profiler trace of 2 steps on every rank (diagnosis, not timing)
+        from torch.profiler import ProfilerActivity, profile
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        dist.barrier()
+        with profile(activities=acts, record_shapes=True) as prof:
+            for _ in range(2):
+                dist.barrier()
+                runner.step()
+                sync()
+        os.makedirs(args.profile, exist_ok=True)
+        path = os.path.join(args.profile, f"{p.id}.rank{dist.get_rank()}.json")
+        prof.export_chrome_trace(path)
+        import gzip
+        import shutil
+        with open(path, "rb") as fi, gzip.open(path + ".gz", "wb") as fo:
+            shutil.copyfileobj(fi, fo)
+        os.remove(path)
     return rec
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", required=True, choices=["A", "B", "C"])
+    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D"])
     ap.add_argument("--gpus", type=int, default=None, help="world size (default WORLD_SIZE or 1)")
     ap.add_argument("--only", default="", help="comma list of point ids (default: all of the part and world size)")
     ap.add_argument("--out", default="", help="output folder (required unless --list)")
@@ -115,6 +132,8 @@ def main():
     ap.add_argument("--pg-timeout-s", type=int, default=120)
     ap.add_argument("--resume", action="store_true", help="continue a launch that died (DIR/summary-*.json)")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--profile", default="", help="after timing each point, write a profiler trace of 2 steps of "
+                    "every rank into this folder (ID.rankR.json.gz)")
     a = ap.parse_args()
     world = a.gpus or int(os.environ.get("WORLD_SIZE", "1"))
     pts = P.points(a.part, gpus=world, ids=set(a.only.split(",")) if a.only else None)

@@ -5,6 +5,7 @@
 #   bash validation/device/session_blind24.sh --part B     hf-llama families, the MoE program (1 GPU, EP, DP)
 #   bash validation/device/session_blind24.sh --part C     DTensor TP of gpt-ln and hf-llama from one-GPU DTensor
 #                                                          traces (programs.py *-dtp; session 12)
+#   bash validation/device/session_blind24.sh --part D     the same with the host timing on a fake 2-rank mesh (*-dtp2)
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
 # Each part, in this order (validation/blind24/points.py lists what it runs):
 #  0. environment: nvidia-smi, `nvidia-smi topo -m` -> `scalescope import nvidia-smi-topo` node file, GPU kind;
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;;
   esac
 done
-case "$PART" in A|B|C) ;; *) echo "usage: $0 --part A|B|C [--estimate]" >&2; exit 2 ;; esac
+case "$PART" in A|B|C|D) ;; *) echo "usage: $0 --part A|B|C|D [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-540}
@@ -100,9 +101,10 @@ LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" SCALESCOPE_CALIBRATE_BIN=devbin/
 CAL=$GPUCAL; [ -s $D/fabric.json ] && CAL="$GPUCAL,$D/fabric.json"
 
 # 2. traces (+ host-bound timing)
-while IFS=$'\t' read -r key prog model mbs seq envs; do
+while IFS=$'\t' read -r key prog model mbs seq hostprog envs; do
   stage trace-$key 120 env $envs $PY validation/programs/run_steps.py trace --program $prog --model $model \
-    --mbs $mbs --seq $seq --out $D/traces --name $key-mbs$mbs-seq$seq --host-shape 1x32 $TRACE_ARGS
+    --mbs $mbs --seq $seq --out $D/traces --name $key-mbs$mbs-seq$seq --host-shape 1x32 $TRACE_ARGS \
+    $([ "$hostprog" != "$prog" ] && echo --host-program $hostprog)
 done < <($PY validation/blind24/points.py --traces $PART)
 
 # 3. predictions, before anything is measured

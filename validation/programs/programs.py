@@ -19,6 +19,8 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
   *-dtp     gpt-ln-dtp, hf-llama-dtp: the program under DTensor TP (tp_plan) on a one-process mesh, for the trace
             (and host-bound timing) that describes its tensor-parallel runs: DTensor's dispatch runs on the host for
             every operator whatever the mesh size.
+  *-dtpN    the same on a mesh of N ranks whose other N-1 are torch's fake process group: rank 0's shards and its
+            full DTensor host path (redistributions, functional collectives), the communication itself a no-op.
   harness   validation/harness's Llama (family single: fp32 params + autocast, fused AdamW; or zero3: FSDP2 bf16
             on a one-process group), from validation/models/*.json; for the harness's own traces.
 Models are built on the device they run on. validation/blind24 runs the same Programs (make()) on several GPUs.
@@ -27,6 +29,7 @@ Models are built on the device they run on. validation/blind24 runs the same Pro
 import contextlib
 import json
 import os
+import re
 import sys
 
 import torch
@@ -162,9 +165,7 @@ def make(program, model_file, layers=0, device=None, routing=None, ep_group=None
     routing / ep_group: the MoE program's routing mode (default $MOE_ROUTING or balanced) and expert-parallel
     group (None: every expert on this rank); the other programs have neither."""
     device = device or torch.device("cuda")
-    base = program
-    for suffix in ("-fsdp", "-dtp"):
-        base = base[:-len(suffix)] if base.endswith(suffix) else base
+    base = re.sub(r"-(fsdp|dtp\d*)$", "", program)
     if base in ("gpt-ln", "gpt-ln-fp8"):
         return make_gpt_ln(model_file, layers, device, fp8=base == "gpt-ln-fp8")
     if base == "hf-llama":
@@ -231,6 +232,20 @@ def init_one_process_group(device):
         dist.init_process_group(backend, rank=0, world_size=1, **({"device_id": device} if device.type == "cuda" else {}))
 
 
+def dtensor_mesh(n, device):
+    """A 1-D device mesh of n ranks on this one GPU: n = 1 a real one-process group; n > 1 torch's fake process
+    group (torch.testing._internal.distributed.fake_pg, the backend torchtitan's dry runs use), this process rank 0.
+    On a mesh of one rank DTensor skips every redistribution, so its collectives' host path only shows with n > 1."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    if n == 1:
+        init_one_process_group(device)
+    elif not dist.is_initialized():
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+        dist.init_process_group("fake", rank=0, world_size=n, store=FakeStore())
+    return init_device_mesh(device.type, (n,))
+
+
 def build_program(program, model_file, layers, device):
     prog = make(program, model_file, layers, device)
     if program.endswith("-fsdp"):  # ZeRO-3 on a one-process group: the trace of FSDP2's own kernels
@@ -238,13 +253,14 @@ def build_program(program, model_file, layers, device):
         from torch.distributed.device_mesh import init_device_mesh
         fsdp_wrap(prog, init_device_mesh(device.type, (1,)), True)
     loss_ctx = contextlib.nullcontext
-    if program.endswith("-dtp"):  # DTensor TP on a one-process group: the trace of DTensor's own dispatch
-        init_one_process_group(device)
-        from torch.distributed.device_mesh import init_device_mesh
+    dtp = re.search(r"-dtp(\d*)$", program)
+    if dtp:  # DTensor TP on one GPU: the trace and host cost of DTensor's own dispatch
         from torch.distributed.tensor.parallel import loss_parallel, parallelize_module
-        parallelize_module(prog.model, init_device_mesh(device.type, (1,)), tp_plan(prog))
-        prog.notes.append("DTensor TP (tp_plan) on a one-process mesh, loss under loss_parallel: the host cost of "
-                          "DTensor's dispatch as the tp family runs it, on one GPU")
+        parallelize_module(prog.model, dtensor_mesh(int(dtp.group(1) or 1), device), tp_plan(prog))
+        prog.notes.append(f"DTensor TP (tp_plan) on a mesh of {int(dtp.group(1) or 1)}" +
+                          (" whose other ranks are a fake process group (this process is rank 0: its shards, "
+                           "DTensor's redistributions and collective calls, no communication)" if dtp.group(1) else
+                           " (one process)") + ", loss under loss_parallel")
         loss_ctx = loss_parallel
     model, opt = prog.model, prog.optimizer(prog.model.parameters())
 

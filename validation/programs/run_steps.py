@@ -21,6 +21,7 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
 import statistics
 import sys
 import time
@@ -88,9 +89,28 @@ def host_timing(a, step, vocab, device, notes):
     return doc
 
 
+def host_timing_of(a, program):
+    """The host-bound timing of another program (--host-program), in its own process: one process holds one
+    default process group, and a -dtpN program's is a fake one of N ranks."""
+    tmp = os.path.join(a.out, f".host-{os.getpid()}.json")
+    os.makedirs(a.out, exist_ok=True)
+    cmd = [sys.executable, os.path.abspath(__file__), "measure", "--program", program, "--model", a.model,
+           "--shapes", a.host_shape, "--steps", str(a.host_steps), "--out", tmp, "--device", a.device]
+    if a.layers:
+        cmd += ["--layers", str(a.layers)]
+    subprocess.run(cmd, check=True)
+    with open(tmp) as f:
+        doc = json.load(f)
+    os.remove(tmp)
+    doc["method"] = f"run_steps.py measure of program {program} in its own process before the trace: " + doc["method"]
+    return doc
+
+
 def cmd_trace(a, device):
+    host = host_timing_of(a, a.host_program) if a.host_shape and a.host_program else None
     step, vocab, cfg, notes = programs.build(a.program, a.model, a.layers, device)
-    host = host_timing(a, step, vocab, device, notes) if a.host_shape else None
+    if a.host_shape and not a.host_program:
+        host = host_timing(a, step, vocab, device, notes)
     x, y = batch(vocab, a.mbs, a.seq, device)
     with programs.sdpa_context(a.program, device):
         timed_steps(step, x, y, device, 3)
@@ -118,7 +138,7 @@ def cmd_trace(a, device):
             "layers": a.layers or None, "micro_batch": a.mbs, "seq": a.seq, "trace": name + ".json.gz",
             "unprofiled": summary(walls), "peak_allocated_bytes": peak, "notes": notes,
             "host": {"shape": a.host_shape, "step_time_s": host["rows"][0]["step_time_s"],
-                     "file": name + ".host.json"} if host else None,
+                     "file": name + ".host.json", "program": a.host_program or a.program} if host else None,
             "profiler": "activities CPU+CUDA, record_shapes=True, profile_memory=True, schedule(wait=1, warmup=1, "
                         "active=1), export_chrome_trace", "environment": environment()}
     write_json(os.path.join(a.out, name + ".meta.json"), meta)
@@ -170,6 +190,8 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--host-shape", default="", help="trace: also time this MBSxSEQ unprofiled first (e.g. 1x32)")
     p.add_argument("--host-steps", type=int, default=20)
+    p.add_argument("--host-program", default="", help="trace: time --host-shape with this program instead (e.g. "
+                   "gpt-ln-dtp2 beside a gpt-ln-dtp trace: DTensor's host path at TP 2, on this GPU)")
     p.add_argument("--out", required=True)
     p.add_argument("--name", default="")
     p.add_argument("--device", default="cuda")
