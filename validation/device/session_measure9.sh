@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device session 9, second call per GPU kind (nvidia-h100-x1 or nvidia-h200): the blind check.
 #   bash validation/device/session_measure9.sh TAG        (TAG: h100 or h200)
+#   BLIND9_SET=s12 bash validation/device/session_measure9.sh TAG    (session 12: the shapes of blind9.py SHAPES12)
 # In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
 #  1. the one unprofiled host-bound timing each program's import needs (1x32, GPU idle);
 #  2. the PREDICTIONS, by the committed code (devbin/scalescope built from the commit recorded in them) from the
@@ -11,12 +12,13 @@
 set -uo pipefail
 TAG=${1:?usage: session_measure9.sh TAG}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+SET=${BLIND9_SET:-s9}
 D=/tmp/measure9; rm -rf $D; mkdir -p $D
 source validation/device/guard.sh
 LOG=$D/session.log
 device_environment $D/environment.txt
 git -C . rev-parse HEAD >> $D/environment.txt 2>/dev/null || true
-pack() { tar czf $OUT/measure9-$TAG.tar.gz -C $D . ; }
+pack() { tar czf $OUT/measure9-$TAG-$SET.tar.gz -C $D . ; }
 stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure"
 
@@ -29,17 +31,17 @@ pack
 
 stamp "2. predictions (before any measured shape)"
 SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
-  --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
+  --set $SET --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
 echo "predict exit $?" | tee -a $LOG
 pack
 [ -s $D/predictions.json ] || { echo "no predictions: not measuring" | tee -a $LOG; exit 1; }
 
 stamp "3. measurements"
 timeout 200 $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json \
-  --shapes $(python3 -c 'import sys; sys.path.insert(0,"validation/programs"); import blind9; print(",".join(blind9.SHAPES["gpt-ln"]))') \
+  --shapes $(python3 validation/programs/blind9.py shapes $SET gpt-ln) \
   --out $D/measured-gpt-ln.json >> $LOG 2>&1; pack
 timeout 260 $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
-  --shapes $(python3 -c 'import sys; sys.path.insert(0,"validation/programs"); import blind9; print(",".join(blind9.SHAPES["hf-llama"]))') \
+  --shapes $(python3 validation/programs/blind9.py shapes $SET hf-llama) \
   --out $D/measured-hf-llama.json >> $LOG 2>&1; pack
 stamp "done"; uptime >> $LOG; pack
 python3 validation/programs/blind9.py report --predictions $D/predictions.json --measured-dir $D | tee -a $LOG

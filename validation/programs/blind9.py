@@ -3,7 +3,7 @@
 gpt-ln, a nanoGPT-style GPT in pure bf16; hf-llama, transformers' LlamaForCausalLM under autocast) at shapes that
 were never traced or timed, from ONE trace of each at one shape plus one unprofiled host-bound timing (1x32).
 
-  blind9.py predict --gpu h100 --scalescope BIN --host-dir DIR -o predictions.json
+  blind9.py predict --gpu h100 --scalescope BIN --host-dir DIR [--set s9|s12] -o predictions.json
       imports each program's trace (validation/session9/GPU/traces/) with its host timing
       (DIR/host-PROGRAM.json, run_steps.py measure --shapes 1x32) and predicts every shape of SHAPES with
         imported: `--framework` the imported stack (issue 19: compute from the user's own trace);
@@ -37,6 +37,13 @@ SHAPES = {
     "gpt-ln": ["1x128", "2x512", "1x2048", "8x1024", "4x2048", "2x4096"],
     "hf-llama": ["1x128", "1x512", "4x512", "2x1024", "1x4096", "8x1024"],
 }
+# Session 12: shapes never traced, timed or measured before, to check the import again blind after the fixes made on
+# session 9's data (validation/session9/h100/measure: optimizer host time, optimizer memory peak).
+SHAPES12 = {
+    "gpt-ln": ["1x256", "4x256", "2x1024", "16x512", "1x4096", "6x2048"],
+    "hf-llama": ["2x256", "1x1024", "8x512", "2x2048", "4x1536", "3x4096"],
+}
+SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -74,7 +81,7 @@ def cmd_predict(a):
     meta_dir = f"validation/session9/{a.gpu}/traces"
     preds = {"schema": "scalescope.blind-predictions/1", "gpu": a.gpu, "commit": git_commit(),
              "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-             "host_shape": HOST_SHAPE, "programs": {}}
+             "host_shape": HOST_SHAPE, "shape_set": a.set, "programs": {}}
     os.makedirs(a.work, exist_ok=True)
     for prog, p in PROGRAMS.items():
         with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
@@ -87,7 +94,7 @@ def cmd_predict(a):
              "--host-shape", HOST_SHAPE, "--step-time", str(meta["unprofiled"]["step_time_s"]),
              "--software", f"torch {meta['environment']['torch']}", "--name", f"{prog}-{a.gpu}", "-o", stack, "-q"])
         rows = []
-        for shape in SHAPES[prog]:
+        for shape in SHAPE_SETS[a.set][prog]:
             rows.append({"shape": shape, "imported": simulate(a.scalescope, prog, shape, a.gpu, stack),
                          "builtin": simulate(a.scalescope, prog, shape, a.gpu, "pytorch-eager")})
             print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
@@ -147,13 +154,21 @@ def main():
     pr.add_argument("--gpu", required=True, choices=sorted(CLUSTER))
     pr.add_argument("--scalescope", default=os.path.join(ROOT, "build-ci", "cli", "scalescope"))
     pr.add_argument("--host-dir", required=True)
+    pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
+                    "s12: session 12's)")
     pr.add_argument("--work", default="/tmp/blind9")
     pr.add_argument("-o", "--out", required=True)
+    sh = sub.add_parser("shapes", help="print a set's shapes of one program, comma-separated")
+    sh.add_argument("set", choices=sorted(SHAPE_SETS))
+    sh.add_argument("program", choices=sorted(PROGRAMS))
     rp = sub.add_parser("report")
     rp.add_argument("--predictions", required=True)
     rp.add_argument("--measured-dir", required=True)
     rp.add_argument("-o", "--out", default="")
     a = p.parse_args()
+    if a.cmd == "shapes":
+        print(",".join(SHAPE_SETS[a.set][a.program]))
+        return 0
     (cmd_predict if a.cmd == "predict" else cmd_report)(a)
 
 
