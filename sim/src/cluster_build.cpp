@@ -33,6 +33,43 @@ int upper_switch_count(int up, int lowers, int radix) {
   return 0;
 }
 
+
+/// The leaves of one fabric plane and whether the tiers can connect them, as the fabric build below
+/// lays them out, computed before anything is built: a request the fabric cannot connect (a million
+/// GPUs on a 2-tier radix-64 tree) fails at once instead of after the node copies of the whole
+/// cluster (gigabytes). Returns the error message, or "" when the fabric connects them.
+std::string fabric_capacity_error(const NodeSpec& n, const FabricSpec& f, int nodes) {
+  if (f.kind == FabricKind::none || f.kind == FabricKind::single_switch || nodes <= 1) return "";
+  const auto [down1, up1] = split_ports(f.radix, f.oversubscription[0]);
+  const std::int64_t total_nics = static_cast<std::int64_t>(n.nics) * nodes;
+  std::vector<int> rails = n.nic_rails;
+  std::sort(rails.begin(), rails.end());
+  std::int64_t leaves = 0, L = 0;
+  if (f.rail_aligned) {
+    const std::int64_t blocks = (nodes + down1 - 1) / down1;
+    leaves = blocks * static_cast<std::int64_t>(rails.size());
+    L = f.rail_planes && !rails.empty() ? blocks * std::count(rails.begin(), rails.end(), rails[0]) : leaves;
+  } else {
+    leaves = (total_nics + down1 - 1) / down1;
+    L = f.rail_planes && !rails.empty() ? 0 : leaves;  // unaligned leaves serve no rail
+  }
+  if (leaves == 0 || L <= 1) return "";
+  const int Li = static_cast<int>(std::min<std::int64_t>(L, std::numeric_limits<int>::max()));
+  int tiers = f.tiers;
+  if (f.kind == FabricKind::rail_optimized && tiers == 3 && upper_switch_count(up1, Li, f.radix) > 0) tiers = 2;
+  const std::string too_small = "a " + std::to_string(tiers) + "-tier fat tree of radix " + std::to_string(f.radix) +
+                                " cannot connect " + std::to_string(total_nics) + " NICs (" + std::to_string(nodes) +
+                                " nodes)";
+  if (tiers == 2)
+    return upper_switch_count(up1, Li, f.radix) > 0
+               ? ""
+               : too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers" : "; give max_tiers 3");
+  const int down2 = split_ports(f.radix, f.oversubscription[1]).first;
+  const int up2 = split_ports(f.radix, f.oversubscription[1]).second;
+  const std::int64_t pods = (L + down2 - 1) / down2;
+  const int podsi = static_cast<int>(std::min<std::int64_t>(pods, std::numeric_limits<int>::max()));
+  return pods > 1 && upper_switch_count(up2, podsi, f.radix) == 0 ? too_small : "";
+}
 }  // namespace
 
 /// Cluster::rail_symmetric() (conditions there); fills own_nic_ when true.
@@ -137,6 +174,8 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
     fail_at("$.fabric.kind",
             "fabric 'none' holds a single node, but " + std::to_string(nodes) +
                 " nodes were asked for (give a fabric: single_switch, fat_tree or rail_optimized)");
+
+  if (const std::string e = fabric_capacity_error(n, f, nodes); !e.empty()) fail_at("$.fabric.radix", e);
 
   auto& g = c.graph_;
   auto add_link = [&](VertexId a, VertexId b, LinkKind kind, BytesPerSecond bw, Seconds lat,

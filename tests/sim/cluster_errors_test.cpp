@@ -189,6 +189,11 @@ TEST(ClusterErrors, FabricProblemsNameTheFabricField) {
             "nodes); use 3 tiers");
   t["fabric"]["tiers"] = 3;
   EXPECT_EQ(error_of(t, ClusterOptions{40, std::nullopt}), "");
+  // 3 tiers of radix 8 (4 down, 4 up at 1:1): 132 nodes -> 33 leaves -> 9 pods of 4 leaves; a core
+  // switch needs 9 pods x (4 / 4 cores) = 9 ports > 8, so no core count connects them. 128 nodes: 8 pods fit.
+  EXPECT_EQ(error_of(t, ClusterOptions{132, std::nullopt}),
+            "bad.json: $.fabric.radix: a 3-tier fat tree of radix 8 cannot connect 132 NICs (132 nodes)");
+  EXPECT_EQ(error_of(t, ClusterOptions{128, std::nullopt}), "");
   t["fabric"]["tiers"] = 4;
   EXPECT_EQ(error_of(t), "bad.json: $.fabric.tiers: expected 2 or 3 tiers, got 4");
   t["fabric"]["tiers"] = 2;
