@@ -54,6 +54,9 @@ TRACES = [
     # timing had none of the TP collectives' host path (session 12 diagnosis, validation/blind24/session12/diag).
     Trace("gpt-ln-dtpf", "D", "gpt-ln-dtp", GPT, 8, 1024, 45, host_program="gpt-ln-dtp2"),
     Trace("hf-llama-dtpf", "D", "hf-llama-dtp", LLAMA, 4, 2048, 65, host_program="hf-llama-dtp2"),
+    # Part E: part D's mechanism at TP 4 (host timing on a fake 4-rank mesh, *-dtp4), for a 4-GPU lease.
+    Trace("gpt-ln-dtpf4", "E", "gpt-ln-dtp", GPT, 8, 1024, 45, host_program="gpt-ln-dtp4"),
+    Trace("hf-llama-dtpf4", "E", "hf-llama-dtp", LLAMA, 4, 2048, 65, host_program="hf-llama-dtp4"),
 ]
 HOST_SHAPE = "1x32"
 
@@ -194,7 +197,17 @@ def _part_d():
     return pts
 
 
-POINTS = _part_a() + _part_b() + _part_c() + _part_d()
+def _part_e():
+    """DTensor TP 4 from the *-dtpf4 stacks (host timing on a fake 4-rank mesh); programs alternate, so that both
+    get points when the lease's budget runs short."""
+    shapes = (("gpt-ln", 8, 1024), ("hf-llama", 4, 2048), ("gpt-ln", 4, 2048), ("hf-llama", 2, 2048),
+              ("gpt-ln", 16, 1024), ("hf-llama", 8, 1024))
+    return [Point(f"{prog}.tp-fake.n4.{mbs}x{seq}", part="E", group="tp-dtensor-fake4", program=prog, family="tp",
+                  model=GPT if prog == "gpt-ln" else LLAMA, stacks=[f"{prog}-dtpf4"], gpus=4, mbs=mbs, seq=seq, gbs=mbs,
+                  tp=4, precision="bf16" if prog == "gpt-ln" else "mixed", est_s=6.0) for prog, mbs, seq in shapes]
+
+
+POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e()
 
 
 # Order within a launch (what is measured first, in case the time runs short): the main family of each kind

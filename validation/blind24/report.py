@@ -28,7 +28,9 @@ GOALS = {"stack": ("trace-driven stacks (gpt-ln, hf-llama: DDP, FSDP2 ZeRO-2/3, 
          "ep": ("expert parallelism (MoE, all-to-all; and its data-parallel contrast)", 0.08, None),
          "moe-1gpu": ("MoE on one GPU (issue 21)", None, None),
          "tp-dtensor": ("DTensor TP from one-GPU DTensor traces (gpt-ln, hf-llama; part C)", 0.05, 0.10),
-         "tp-dtensor-fake": ("DTensor TP, host timing on a fake 2-rank mesh (gpt-ln, hf-llama; part D)", 0.05, 0.10)}
+         "tp-dtensor-fake": ("DTensor TP, host timing on a fake 2-rank mesh (gpt-ln, hf-llama; part D)", 0.05, 0.10),
+         "tp-dtensor-fake4": ("DTensor TP 4, host timing on a fake 4-rank mesh (gpt-ln, hf-llama; part E)", 0.05,
+                              0.10)}
 
 
 def load(path):

@@ -6,6 +6,7 @@
 #   bash validation/device/session_blind24.sh --part C     DTensor TP of gpt-ln and hf-llama from one-GPU DTensor
 #                                                          traces (programs.py *-dtp; session 12)
 #   bash validation/device/session_blind24.sh --part D     the same with the host timing on a fake 2-rank mesh (*-dtp2)
+#   bash validation/device/session_blind24.sh --part E     part D at TP 4 (fake 4-rank mesh, *-dtp4; 4-GPU lease)
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
 # Each part, in this order (validation/blind24/points.py lists what it runs):
 #  0. environment: nvidia-smi, `nvidia-smi topo -m` -> `scalescope import nvidia-smi-topo` node file, GPU kind;
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;;
   esac
 done
-case "$PART" in A|B|C|D) ;; *) echo "usage: $0 --part A|B|C|D [--estimate]" >&2; exit 2 ;; esac
+case "$PART" in A|B|C|D|E) ;; *) echo "usage: $0 --part A|B|C|D|E [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-540}
