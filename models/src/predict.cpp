@@ -19,6 +19,13 @@ bool rail_classes_exact(const Plan& plan, const Cluster& cluster, bool analytica
          cluster.gpus_per_node() % plan.tp == 0;
 }
 
+double task_graph_units(const ModelSpec& model, const Plan& plan, const BuildOptions& bo) {
+  // The rail classes simulate TP rank 0 for the others (builder_context: tp_count).
+  const double tp_simulated = bo.tp_classes ? 1.0 : static_cast<double>(plan.tp);
+  return static_cast<double>(plan.num_microbatches()) * (bo.per_layer_tasks ? model.layers : plan.pp) *
+         (bo.symmetric ? 1.0 : tp_simulated * plan.dp * plan.cp);
+}
+
 Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const Cluster& cluster,
                              const CollectiveModel& collectives, const ComputeModel& compute,
                              const PredictOptions& o) {
@@ -75,8 +82,7 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   if (o.interference) bo.task_interference = false;  // the caller's factors, for every task
   // Memory and time grow with (micro-batches x layer tasks x simulated pipelines); measured ~0.9 kB and
   // ~8 us per unit (llama3-8b, 65,536 micro-batches x 32 layer tasks: 1.9 GB, 17 s). Refused above the limit.
-  const double units = static_cast<double>(plan.num_microbatches()) * (bo.per_layer_tasks ? model.layers : plan.pp) *
-                       (bo.symmetric ? 1.0 : static_cast<double>(plan.tp) * plan.dp * plan.cp);
+  const double units = task_graph_units(model, plan, bo);
   if (units > kMaxTaskUnits)
     return input_error("plan", "gbs",
                        "the task graph would hold " + std::to_string(static_cast<long long>(units)) +

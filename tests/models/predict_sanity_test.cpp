@@ -55,5 +55,26 @@ TEST(PredictSanity, NegativeMemoryIsRefused) {
   EXPECT_NE(implausible_result(p)->find("memory -1"), std::string::npos) << *implausible_result(p);
 }
 
+
+TEST(PredictSanity, TaskGraphBoundCountsThePipelinesSimulated) {
+  // GPT-3 175B, tp 8, pp 8, dp 1,024 (65,536 GPUs), 96 micro-batches per pipeline, no host cost: 96 x 8 stages
+  // x pipelines. Every rank: 8 x 1,024 pipelines = 6,291,456 units (over the 2,097,152 limit); under the rail
+  // classes only TP rank 0 of each replica: 1,024 pipelines = 786,432 (bench_flow_scale's 64k run); symmetric: 768.
+  auto model = load_model_by_name_or_path("gpt3-175b");
+  auto plan = parse_plan("tp=8,pp=8,dp=1024,mbs=1,gbs=98304,schedule=1f1b,recompute=full");
+  ASSERT_TRUE(model && plan);
+  BuildOptions bo;
+  bo.symmetric = false;
+  EXPECT_EQ(task_graph_units(*model, *plan, bo), 6291456.0);
+  bo.tp_classes = true;
+  EXPECT_EQ(task_graph_units(*model, *plan, bo), 786432.0);
+  bo.symmetric = true;
+  EXPECT_EQ(task_graph_units(*model, *plan, bo), 768.0);
+  bo = BuildOptions{};
+  bo.symmetric = false;
+  bo.per_layer_tasks = true;  // host cost: a task per layer (96 layers) instead of per stage
+  EXPECT_EQ(task_graph_units(*model, *plan, bo), 96.0 * 96.0 * 8.0 * 1024.0);
+}
+
 }  // namespace
 }  // namespace scalescope::models

@@ -77,6 +77,11 @@ struct Prediction {
 /// (about 0.9 kB each): beyond it the plan is refused before anything is allocated.
 inline constexpr double kMaxTaskUnits = 2097152;
 
+/// The task graph's size in those units for a plan built with options `bo` (its symmetric, tp_classes and
+/// per_layer_tasks as predict() sets them): micro-batches x (layers, or pp stages) x the pipelines simulated (one
+/// when symmetric; else dp x cp replicas of every TP rank, or of TP rank 0 alone under the rail classes).
+double task_graph_units(const ModelSpec& model, const Plan& plan, const BuildOptions& bo);
+
 /// Longest step time a prediction may report: 10^9 s (32 years); the engine's clock saturates at
 /// 2^63 ns, so anything near it is a pinned clock, not a result.
 inline constexpr double kMaxStepTimeS = 1e9;
