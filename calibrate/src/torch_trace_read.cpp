@@ -1,19 +1,17 @@
 // Streaming (SAX) reader of Kineto Chrome traces, plain or gzip: keeps the events the import needs
 // (torch_trace.hpp), nothing else. Regular files only (a FIFO or device is refused without blocking); memory and
 // time are bounded by the limits below, each named in its error.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <istream>
+#include <limits>
 #include <streambuf>
 #include <unordered_map>
 
+#include "scalescope/sim/file_io.hpp"
 #include "torch_trace_impl.hpp"
 
 namespace scalescope::calib::trace {
@@ -91,35 +89,6 @@ class GzBuf : public std::streambuf {
   std::size_t run_ = 0;
   bool in_string_ = false, escape_ = false, too_large_ = false, token_too_long_ = false;
 };
-
-std::string kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a folder";
-  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
-/// The trace opened for reading under read_input_file's rules (sim/file_io.hpp): a regular file after following
-/// links, opened without blocking (a FIFO swapped in after the check does not wait for a writer).
-Expected<int> open_trace(const std::string& file) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) {
-    const int e = errno;
-    return input_error(file, "", e == ENOENT ? "cannot open the trace: file does not exist"
-                                 : e == ELOOP ? "cannot open the trace: symbolic link loop"
-                                              : std::string("cannot open the trace: ") + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) return input_error(file, "", "is " + kind_of(st.st_mode) + ", expected a regular trace file");
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return input_error(file, "", std::string("cannot open the trace: ") + std::strerror(errno));
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return input_error(file, "", "is not a regular file, expected a regular trace file");
-  }
-  return fd;
-}
 
 enum class Cat : std::uint8_t { none, cpu_op, user_annotation, runtime, kernel, memcpy, memset, memory };
 
@@ -367,7 +336,9 @@ class Handler : public nlohmann::json::json_sax_t {
 }  // namespace
 
 Expected<Events> read_events(const std::string& file, const std::function<void(const std::string&)>& progress) {
-  auto fd = open_trace(file);
+  // read_input_file's rules (sim/file_io.hpp), no size limit of its own: the trace is streamed, its JSON text
+  // bounded while it is read.
+  auto fd = open_input_file(file, std::numeric_limits<std::uint64_t>::max(), "trace file");
   if (!fd) return fd.error();
   gzFile f = gzdopen(*fd, "rb");  // owns the descriptor from here
   if (!f) {

@@ -37,6 +37,11 @@ std::string errno_text(int e) {
 
 std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
+Error too_large_error(const std::string& name, std::uint64_t size, std::uint64_t max_bytes, std::string_view what) {
+  return input_error(name, "", "is " + std::to_string(size) + " bytes; a " + std::string(what) + " larger than " +
+                                   mib(max_bytes) + " is refused (bounded memory)");
+}
+
 /// Closes a file descriptor when it goes out of scope.
 struct Fd {
   int fd = -1;
@@ -79,20 +84,30 @@ Error write_error(const fs::path& file, const std::string& what, int e) {
 
 }  // namespace
 
-Expected<std::string> read_input_file(const fs::path& file, std::uint64_t max_bytes, std::string_view what) {
+Expected<int> open_input_file(const fs::path& file, std::uint64_t max_bytes, std::string_view what) {
   const std::string name = file.string();
   struct stat st {};
   if (::stat(name.c_str(), &st) != 0) return input_error(name, "", errno_text(errno));
   if (!S_ISREG(st.st_mode)) return input_error(name, "", "is " + kind_of(st.st_mode) + ", expected a regular " + std::string(what));
-  auto too_large = [&](std::uint64_t size) {
-    return input_error(name, "", "is " + std::to_string(size) + " bytes; a " + std::string(what) + " larger than " +
-                                     mib(max_bytes) + " is refused (bounded memory)");
-  };
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large(static_cast<std::uint64_t>(st.st_size));
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large_error(name, static_cast<std::uint64_t>(st.st_size), max_bytes, what);
   // O_NONBLOCK: if the file was swapped for a FIFO after stat(), open() does not wait for a writer.
-  Fd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (fd.fd < 0) return input_error(name, "", "cannot open for reading: " + errno_text(errno));
-  if (::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode)) return input_error(name, "", "is not a regular file");
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return input_error(name, "", "cannot open for reading: " + errno_text(errno));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return input_error(name, "", "is not a regular file");
+  }
+  return fd;
+}
+
+Expected<std::string> read_input_file(const fs::path& file, std::uint64_t max_bytes, std::string_view what) {
+  const std::string name = file.string();
+  auto opened = open_input_file(file, max_bytes, what);
+  if (!opened) return opened.error();
+  Fd fd(*opened);
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) return input_error(name, "", std::string("read failed: ") + std::strerror(errno));
+  auto too_large = [&](std::uint64_t size) { return too_large_error(name, size, max_bytes, what); };
   std::string out;
   out.resize(static_cast<std::size_t>(st.st_size));
   std::size_t got = 0;

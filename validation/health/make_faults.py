@@ -43,6 +43,14 @@ def under_load(d, sm, gen=lambda i: 5, width=lambda i: 16, reasons="0x0000000000
                            "pcie_width_max": 16, "clocks_event_reasons": reasons}
 
 
+def cap_busbw(d, op, nranks, gbps):
+    """Every row of collective `op` on `nranks` GPUs at most `gbps` of bus bandwidth."""
+    for c in d["collectives"]:
+        if c["op"] == op and c["nranks"] == nranks:
+            for r in c["rows"]:
+                r["busbw_GBps"] = min(r["busbw_GBps"], gbps)
+
+
 def faults(base):
     out = {}
     # P2P at PCIe rates: 63 GB/s Gen5 x16 x ~0.8 copy-engine efficiency = 50 GB/s one way, 100 both ways.
@@ -62,18 +70,12 @@ def faults(base):
     out["hbm-half"] = d
     # all_reduce on 4 GPUs at a ring-over-PCIe rate, 20 GB/s busbw.
     d = copy.deepcopy(base)
-    for c in d["collectives"]:
-        if c["op"] == "all_reduce" and c["nranks"] == 4:
-            for r in c["rows"]:
-                r["busbw_GBps"] = min(r["busbw_GBps"], 20.0)
+    cap_busbw(d, "all_reduce", 4, 20.0)
     out["ring-pcie"] = d
     # NCCL_P2P_DISABLE=1 while measuring, all_gather on 4 GPUs at 20 GB/s.
     d = copy.deepcopy(base)
     d["environment"]["NCCL_P2P_DISABLE"] = "1"
-    for c in d["collectives"]:
-        if c["op"] == "all_gather" and c["nranks"] == 4:
-            for r in c["rows"]:
-                r["busbw_GBps"] = min(r["busbw_GBps"], 20.0)
+    cap_busbw(d, "all_gather", 4, 20.0)
     out["p2p-disable"] = d
     # Clocks throttled: 1,100 of 1,980 MHz under load, GEMM throughput scaled alike.
     d = copy.deepcopy(base)

@@ -22,6 +22,11 @@ inline constexpr std::uint64_t kMaxInputFileBytes = std::uint64_t{256} << 20;
 Expected<std::string> read_input_file(const std::filesystem::path& file, std::uint64_t max_bytes = kMaxInputFileBytes,
                                       std::string_view what = "file");
 
+/// Opens a file for reading under read_input_file's rules (regular after following symbolic links, at most
+/// `max_bytes`, opened without blocking and checked again on the descriptor) for readers that stream it
+/// themselves. Returns the descriptor; the caller closes it.
+Expected<int> open_input_file(const std::filesystem::path& file, std::uint64_t max_bytes, std::string_view what);
+
 /// Writes `content` as the result file `file`, the one helper every output goes through:
 ///  - `file` == "-": written to stdout;
 ///  - the target must be a regular file or absent (a FIFO, device, folder or symbolic link is refused,
