@@ -57,6 +57,18 @@ TRACES = [
     # Part E: part D's mechanism at TP 4 (host timing on a fake 4-rank mesh, *-dtp4), for a 4-GPU lease.
     Trace("gpt-ln-dtpf4", "E", "gpt-ln-dtp", GPT, 8, 1024, 45, host_program="gpt-ln-dtp4"),
     Trace("hf-llama-dtpf4", "E", "hf-llama-dtp", LLAMA, 4, 2048, 65, host_program="hf-llama-dtp4"),
+    # Part F (session 13): part D's mechanism for FSDP2. The one-process FSDP2 trace issues no collective (FSDP2
+    # skips them on one rank), so its host timing lacks their host path, and session 13's 2-GPU profile of
+    # gpt-ln ZeRO-3 left the GPU idle for half the step. The host-bound timing is taken on a mesh of N whose other
+    # ranks are a fake process group (programs.py *-fsdpN); the kernels still come from the one-process trace. The
+    # plain traces come along for the DDP and data-parallel MoE points, which part F predicts with the lease's own
+    # compute-communication interference (the calibration's interf section: before, no part measured it).
+    Trace("gpt-ln", "F", "gpt-ln", GPT, 8, 1024, 22),
+    Trace("gpt-ln-fsdpf", "F", "gpt-ln-fsdp", GPT, 8, 1024, 35, host_program="gpt-ln-fsdp2"),
+    Trace("gpt-ln-fsdpf4", "F", "gpt-ln-fsdp", GPT, 8, 1024, 35, host_program="gpt-ln-fsdp4"),
+    Trace("hf-llama", "F", "hf-llama", LLAMA, 4, 2048, 40),
+    Trace("hf-llama-fsdpf", "F", "hf-llama-fsdp", LLAMA, 4, 2048, 50, host_program="hf-llama-fsdp2"),
+    Trace("hf-llama-fsdpf4", "F", "hf-llama-fsdp", LLAMA, 4, 2048, 50, host_program="hf-llama-fsdp4"),
 ]
 HOST_SHAPE = "1x32"
 
@@ -207,7 +219,28 @@ def _part_e():
                   tp=4, precision="bf16" if prog == "gpt-ln" else "mixed", est_s=6.0) for prog, mbs, seq in shapes]
 
 
-POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e()
+def _part_f():
+    """ZeRO-2/3 from the *-fsdpf / *-fsdpf4 stacks (host timing on a fake 2- / 4-rank FSDP2 mesh) at the trace shape
+    (measured by parts A and B of session 13: -24% to -41% for gpt-ln from the one-process timing) and at new
+    shapes; DDP at the trace shape and new shapes; all with the lease's interference measured."""
+    pts = []
+    for program, model, precision, shapes in (("gpt-ln", GPT, "bf16", ((8, 1024), (4, 1024), (16, 1024), (4, 2048))),
+                                              ("hf-llama", LLAMA, "mixed", ((4, 2048), (2, 2048), (8, 1024)))):
+        for n in (2, 4):
+            fsdp = f"{program}-fsdpf" + ("4" if n == 4 else "")
+            common = dict(part="F", program=program, model=model, gpus=n, precision=precision, est_s=6.0)
+            for i, (mbs, seq) in enumerate(shapes):
+                pts.append(Point(f"{program}.zero3-fake.n{n}.{mbs}x{seq}", group="zero-fake", family="zero3",
+                                 stacks=[fsdp], mbs=mbs, seq=seq, gbs=mbs * n, dp=n, zero=3, **common))
+                if i < 2:
+                    pts.append(Point(f"{program}.zero2-fake.n{n}.{mbs}x{seq}", group="zero-fake", family="zero2",
+                                     stacks=[fsdp], mbs=mbs, seq=seq, gbs=mbs * n, dp=n, zero=2, **common))
+                    pts.append(Point(f"{program}.ddp-interf.n{n}.{mbs}x{seq}", group="ddp-interf", family="ddp",
+                                     stacks=[program], mbs=mbs, seq=seq, gbs=mbs * n, dp=n, **common))
+    return pts
+
+
+POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e() + _part_f()
 
 
 # Order within a launch (what is measured first, in case the time runs short): the main family of each kind
@@ -246,7 +279,8 @@ FIXED_S = {"environment": 5.0, "calibrate": 25.0, "predict": 15.0, "nccl": 55.0,
 
 def stage_estimates(part):
     """[(stage, seconds)] of a part in the order the session runs them."""
-    out = [("environment", FIXED_S["environment"]), ("calibrate", FIXED_S["calibrate"])]
+    interf = 60.0 if part == "F" else 0.0  # part F's calibration adds the interf section (h200x2: 58 s)
+    out = [("environment", FIXED_S["environment"]), ("calibrate", FIXED_S["calibrate"] + interf)]
     out += [(f"trace-{t.key}", t.est_s) for t in traces(part)]
     out.append(("predict", FIXED_S["predict"]))
     for n in (1, 2, 4):

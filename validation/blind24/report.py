@@ -30,7 +30,10 @@ GOALS = {"stack": ("trace-driven stacks (gpt-ln, hf-llama: DDP, FSDP2 ZeRO-2/3, 
          "tp-dtensor": ("DTensor TP from one-GPU DTensor traces (gpt-ln, hf-llama; part C)", 0.05, 0.10),
          "tp-dtensor-fake": ("DTensor TP, host timing on a fake 2-rank mesh (gpt-ln, hf-llama; part D)", 0.05, 0.10),
          "tp-dtensor-fake4": ("DTensor TP 4, host timing on a fake 4-rank mesh (gpt-ln, hf-llama; part E)", 0.05,
-                              0.10)}
+                              0.10),
+         "zero-fake": ("FSDP2 ZeRO-2/3, host timing on a fake 2-/4-rank FSDP2 mesh, lease interference (part F)",
+                       0.05, 0.10),
+         "ddp-interf": ("DDP with the lease's measured interference (gpt-ln, hf-llama; part F)", 0.05, 0.10)}
 
 
 def load(path):

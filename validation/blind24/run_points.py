@@ -120,7 +120,7 @@ def measure(p, ctx, args, torch, dist, families, parallel):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E"])
+    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F"])
     ap.add_argument("--gpus", type=int, default=None, help="world size (default WORLD_SIZE or 1)")
     ap.add_argument("--only", default="", help="comma list of point ids (default: all of the part and world size)")
     ap.add_argument("--out", default="", help="output folder (required unless --list)")

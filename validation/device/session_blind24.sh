@@ -7,6 +7,8 @@
 #                                                          traces (programs.py *-dtp; session 12)
 #   bash validation/device/session_blind24.sh --part D     the same with the host timing on a fake 2-rank mesh (*-dtp2)
 #   bash validation/device/session_blind24.sh --part E     part D at TP 4 (fake 4-rank mesh, *-dtp4; 4-GPU lease)
+#   bash validation/device/session_blind24.sh --part F     ZeRO-2/3 with host timing on a fake FSDP2 mesh (*-fsdp2/4),
+#                                                          DDP; the lease's interference measured (interf section)
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
 # Each part, in this order (validation/blind24/points.py lists what it runs):
 #  0. environment: nvidia-smi, `nvidia-smi topo -m` -> `scalescope import nvidia-smi-topo` node file, GPU kind;
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;;
   esac
 done
-case "$PART" in A|B|C|D|E) ;; *) echo "usage: $0 --part A|B|C|D|E [--estimate]" >&2; exit 2 ;; esac
+case "$PART" in A|B|C|D|E|F) ;; *) echo "usage: $0 --part A|B|C|D|E|F [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-540}
@@ -96,9 +98,11 @@ devbin/scalescope import nvidia-smi-topo $D/topo.txt --gpu-from $FROM --name len
   || { echo "topology import failed: predicting on $FROM" | tee -a $LOG; cp "topologies/$FROM.json" $D/node.json; }
 pack
 
-# 1. fabric calibration (one process, all GPUs; GPU-side timing with host_launch_us beside it)
+# 1. fabric calibration (one process, all GPUs; GPU-side timing with host_launch_us beside it); part F also measures
+#    the compute-communication interference of this lease (interf), which the predictions then apply
+SECTIONS=topo,p2p,coll; CAL_S=45; [ $PART = F ] && { SECTIONS=topo,p2p,coll,interf; CAL_S=120; }
 LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate \
-  stage calibrate 70 bash calibrate/gpu/run_on_device.sh $D/fabric.json 45 --sections topo,p2p,coll
+  stage calibrate $(( CAL_S + 25 )) bash calibrate/gpu/run_on_device.sh $D/fabric.json $CAL_S --sections $SECTIONS
 CAL=$GPUCAL; [ -s $D/fabric.json ] && CAL="$GPUCAL,$D/fabric.json"
 
 # 2. traces (+ host-bound timing)

@@ -16,6 +16,9 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
             learned).
   *-fsdp    gpt-ln-fsdp, hf-llama-fsdp, moe-fsdp: the program under FSDP2 (ZeRO-3: fsdp_wrap) on a one-process
             group, for the trace that describes its ZeRO-2/3 runs.
+  *-fsdpN   the same sharded as on N ranks whose other N-1 are torch's fake process group: rank 0's shards, FSDP2's
+            copy-in/copy-out and its collective calls (on a one-process group FSDP2 issues none), no communication;
+            for the host-bound timing of ZeRO-2/3 runs on N GPUs.
   *-dtp     gpt-ln-dtp, hf-llama-dtp: the program under DTensor TP (tp_plan) on a one-process mesh, for the trace
             (and host-bound timing) that describes its tensor-parallel runs: DTensor's dispatch runs on the host for
             every operator whatever the mesh size.
@@ -165,7 +168,7 @@ def make(program, model_file, layers=0, device=None, routing=None, ep_group=None
     routing / ep_group: the MoE program's routing mode (default $MOE_ROUTING or balanced) and expert-parallel
     group (None: every expert on this rank); the other programs have neither."""
     device = device or torch.device("cuda")
-    base = re.sub(r"-(fsdp|dtp\d*)$", "", program)
+    base = re.sub(r"-(fsdp\d*|dtp\d*)$", "", program)
     if base in ("gpt-ln", "gpt-ln-fp8"):
         return make_gpt_ln(model_file, layers, device, fp8=base == "gpt-ln-fp8")
     if base == "hf-llama":
@@ -233,8 +236,8 @@ def init_one_process_group(device):
 
 
 def dtensor_mesh(n, device):
-    """A 1-D device mesh of n ranks on this one GPU: n = 1 a real one-process group; n > 1 torch's fake process
-    group (torch.testing._internal.distributed.fake_pg, the backend torchtitan's dry runs use), this process rank 0.
+    """A 1-D device mesh of n ranks on this one GPU (DTensor TP, FSDP2): n = 1 a real one-process group; n > 1 torch's
+    fake process group (torch.testing._internal.distributed.fake_pg, the backend torchtitan's dry runs use), this process rank 0.
     On a mesh of one rank DTensor skips every redistribution, so its collectives' host path only shows with n > 1."""
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
@@ -248,10 +251,14 @@ def dtensor_mesh(n, device):
 
 def build_program(program, model_file, layers, device):
     prog = make(program, model_file, layers, device)
-    if program.endswith("-fsdp"):  # ZeRO-3 on a one-process group: the trace of FSDP2's own kernels
-        init_one_process_group(device)
-        from torch.distributed.device_mesh import init_device_mesh
-        fsdp_wrap(prog, init_device_mesh(device.type, (1,)), True)
+    fsdp = re.search(r"-fsdp(\d*)$", program)
+    if fsdp:  # ZeRO-3 on one GPU: the trace of FSDP2's own kernels (-fsdp: a one-process group), or its host path
+        # sharded as on N ranks (-fsdpN: the other N-1 a fake process group; FSDP2 skips its collectives on one rank)
+        n = int(fsdp.group(1) or 1)
+        fsdp_wrap(prog, dtensor_mesh(n, device), True)
+        if n > 1:
+            prog.notes.append(f"FSDP2 mesh of {n} whose other ranks are a fake process group (this process is rank 0: "
+                              "its shards, FSDP2's copy-in/out and collective calls, no communication)")
     loss_ctx = contextlib.nullcontext
     dtp = re.search(r"-dtp(\d*)$", program)
     if dtp:  # DTensor TP on one GPU: the trace and host cost of DTensor's own dispatch
