@@ -1,0 +1,82 @@
+"""Where a profiled multi-GPU step spends its time, from a torch.profiler Chrome trace (run_points.py --profile or a
+one-GPU trace of run_steps.py): kernel time by class per optimizer step, the GPU's idle gaps and the host calls
+(session 13's diagnosis of issue 24, validation/blind24/session13/README.md). No dependencies beyond Python.
+
+    python3 validation/blind24/diag_trace.py TRACE.json.gz [TRACE2.json.gz ...]
+"""
+import collections
+import gzip
+import json
+import sys
+
+
+def kernel_class(name):
+    n = name.lower()
+    if "nccl" in n:
+        return "nccl"
+    if any(s in n for s in ("nvjet", "gemm", "cutlass", "sm90_xmma")):
+        return "gemm"
+    if any(s in n for s in ("sdpa", "flash", "fmha")):
+        return "attention"
+    if "multi_tensor_apply" in n:
+        return "optimizer (foreach)"
+    if any(s in n for s in ("copy", "cat", "split")):
+        return "copy/cat/split"
+    return "other elementwise"
+
+
+def union_ms(intervals):
+    total, cur = 0.0, None
+    for a, b in sorted(intervals):
+        if cur is None or a > cur[1]:
+            if cur:
+                total += cur[1] - cur[0]
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return (total + (cur[1] - cur[0] if cur else 0.0)) / 1e3
+
+
+def analyse(path):
+    events = [e for e in json.load(gzip.open(path))["traceEvents"] if e.get("ph") == "X"]
+    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    if not kernels:
+        return f"{path}: no GPU kernels"
+    steps = max(1, sum(1 for e in events if e.get("cat") in ("cpu_op", "user_annotation")
+                       and e["name"].startswith("Optimizer.step#")))
+    span = (kernels[-1]["ts"] + kernels[-1]["dur"] - kernels[0]["ts"]) / 1e3
+    busy = union_ms([(e["ts"], e["ts"] + e["dur"]) for e in kernels])
+    gaps, end = [], kernels[0]["ts"] + kernels[0]["dur"]
+    for e in kernels[1:]:
+        if e["ts"] > end:
+            gaps.append(e["ts"] - end)
+        end = max(end, e["ts"] + e["dur"])
+    out = [f"{path}: {steps} optimizer step(s); kernels from first to last {span:.1f} ms, busy {busy:.1f} ms, "
+           f"idle {span - busy:.1f} ms"]
+    for lo, hi in ((0, 50), (50, 200), (200, 1000), (1000, float("inf"))):
+        g = [x for x in gaps if lo <= x < hi]
+        out.append(f"  idle gaps {lo}-{hi} us: {len(g)}, {sum(g) / 1e3:.1f} ms")
+    by, count = collections.defaultdict(float), collections.Counter()
+    for e in kernels:
+        by[kernel_class(e["name"])] += e["dur"] / 1e3
+        count[kernel_class(e["name"])] += 1
+    out.append("  kernel time per step (ms, kernels):")
+    for k in sorted(by):
+        out.append(f"    {k:20s} {by[k] / steps:8.2f}  ({count[k] // steps})")
+    host = collections.defaultdict(float)
+    for e in events:
+        if e.get("cat") in ("cpu_op", "cuda_runtime", "cuda_driver") and any(
+                s in e["name"] for s in ("record_param_comms", "c10d::", "Optimizer.step#", "cudaMemcpyAsync",
+                                         "Synchronize")):
+            host[e["name"][:60]] += e["dur"] / 1e3
+    out.append("  host (CPU) time per step (ms):")
+    for k, v in sorted(host.items(), key=lambda kv: -kv[1])[:8]:
+        out.append(f"    {v / steps:8.2f}  {k}")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    for p in sys.argv[1:]:
+        print(analyse(p))
