@@ -550,7 +550,10 @@ if blind24:
     lines += ["## Blind multi-GPU check (issue 24)", "",
               "Trace-driven predictions of programs that are not validation/harness, FP8, context and expert parallelism,",
               "made on the device by the commit named in each part BEFORE its points ran (validation/blind24/README.md,",
-              "the session's README beside each part). Copied from each part's generated report; nothing was fitted.", ""]
+              "the session's README beside each part). Copied from each part's generated report; nothing was fitted.",
+              "Each point is one launch: host-bound multi-process points vary between launches by more than the goals",
+              "(gpt-ln ZeRO-3 on 2 GPUs: 0.064-0.099 s over 13 launches on 4 leases,",
+              "validation/blind24/session13/README.md), so their single-launch errors carry that spread.", ""]
     for f in blind24:
         lines += ["Source: `" + f + "`", ""]
         lines += open(f).read().replace("### Issue 24,", "### Issue 24 (" + f.split("/")[2] + "),").splitlines() + [""]
