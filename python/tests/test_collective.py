@@ -3,6 +3,8 @@ import pytest
 
 import scalescope
 
+from conftest import ROOT
+
 
 def test_collective_equals_the_cli_document(cli_json):
     py = scalescope.collective("dgx-h100-8", "all_reduce", 8, sizes="1K:1M", step_factor=32)
@@ -27,7 +29,8 @@ def test_collective_flow_fidelity_and_forced_choices_reach_the_library(cli_json)
     assert {r["algorithm"] for r in tree["rows"]} == {"tree"} and {r["protocol"] for r in tree["rows"]} == {"Simple"}
 
 
-def test_collective_bad_input_is_an_input_error_naming_the_field():
+def test_collective_bad_input_is_an_input_error_naming_the_field(monkeypatch):
+    monkeypatch.chdir(ROOT)
     with pytest.raises(scalescope.InputError) as e:
         scalescope.collective("no-such-cluster", "all_reduce", 8)
     assert "unknown cluster 'no-such-cluster'" in e.value.message and "dgx-h100-8" in e.value.message

@@ -6,6 +6,8 @@ import pytest
 
 import scalescope
 
+from conftest import ROOT
+
 PREDICTED = ["--model", "megatron-gpt-1.7b", "--cluster", "hgx-h200-8", "--gpus", "1,2", "--gbs", "16"]
 
 
@@ -31,7 +33,8 @@ def test_weak_scaling_with_a_plan_family_equals_the_cli(cli_json):
     assert py["curves"][0]["gbs_per_gpu"] == 8 and py["curves"][0]["fit"] == "gustafson"
 
 
-def test_measured_scaling_equals_the_cli_and_logs_the_pricing(cli_json, caplog):
+def test_measured_scaling_equals_the_cli_and_logs_the_pricing(cli_json, caplog, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the points' "file" keys are the paths as given, relative to the CLI's folder
     with caplog.at_level(logging.INFO, logger="scalescope"):
         py = scalescope.scaling(measured="validation/h200x4/measured")
     assert py == cli_json("scaling", "--measured", "validation/h200x4/measured")
