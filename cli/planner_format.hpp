@@ -1,4 +1,4 @@
-// Shared pieces of `scalescope plan|capacity|scaling`: number formatting, counts with suffixes and
+// Shared pieces of `scalescope plan|capacity|scaling`: number formatting and
 // the JSON/text form of ranked plans.
 #pragma once
 
@@ -22,34 +22,9 @@ inline std::string fixed(double v, int decimals) {
 
 using planner::sig;
 
-inline Json opt_json(const std::optional<double>& v, int digits = 6) {
-  return v ? Json(sig(*v, digits)) : Json(nullptr);
-}
+using planner::opt_json;
 
 inline std::string opt_text(const std::optional<double>& v, int decimals) { return v ? fixed(*v, decimals) : "-"; }
-
-/// "15T", "2.5e12", "300B", "7M", "1k" -> number; nullopt when malformed or not positive.
-inline std::optional<double> parse_count(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  double mult = 1;
-  std::string num = s;
-  switch (s.back()) {
-    case 'k': case 'K': mult = 1e3; break;
-    case 'M': mult = 1e6; break;
-    case 'B': case 'G': mult = 1e9; break;
-    case 'T': mult = 1e12; break;
-    default: break;
-  }
-  if (mult != 1) num.pop_back();
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(num, &used);
-    if (used != num.size() || !(v > 0) || !std::isfinite(v)) return std::nullopt;
-    return v * mult;
-  } catch (...) {
-    return std::nullopt;
-  }
-}
 
 using planner::ranked_json;
 

@@ -43,6 +43,7 @@ Expected<CapacityResult> plan_capacity(const models::ModelSpec& model, const Cap
     so.top = 1;
     so.flow_top = rq.flow_top;
     so.threads = rq.threads;
+    so.cancel = rq.cancel;
     auto found = search(model, s.cluster, s.collectives, s.compute, space, so);
     if (!found) return found.error();
     CapacityPoint pt;

@@ -12,6 +12,8 @@ double sig(double v, int digits) {
   return std::round(v * scale) / scale;
 }
 
+Json opt_json(const std::optional<double>& v, int digits) { return v ? Json(sig(*v, digits)) : Json(nullptr); }
+
 Json breakdown_parts_json(const Breakdown& b) {
   Json j = Json::object();
   for (int i = 0; i < kNumBreakdownParts; ++i) {

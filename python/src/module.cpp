@@ -1,15 +1,21 @@
-// scalescope._core: the library calls behind `scalescope simulate | plan | sweep` for Python, returning the
-// CLI's --format json documents as plain Python objects. The GIL is released while they run.
+// scalescope._core: the library calls behind `scalescope simulate | plan | sweep | collective | capacity | scaling`
+// for Python, returning the CLI's --format json documents as plain Python objects. The GIL is released while
+// they run.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <thread>
 
 #include "convert.hpp"
 #include "stack_loader.hpp"
+#include "scalescope/planner/capacity_run.hpp"
+#include "scalescope/planner/collective_run.hpp"
 #include "scalescope/planner/plan_run.hpp"
 #include "scalescope/planner/report_json.hpp"
+#include "scalescope/planner/scaling_run.hpp"
 #include "scalescope/planner/simulate_run.hpp"
 #include "scalescope/planner/sweep.hpp"
 #include "scalescope/planner/sweep_output.hpp"
@@ -133,6 +139,111 @@ nb::object sweep(const std::string& spec_text, const std::string& source, const 
   return to_python(Json((*res)->rows));
 }
 
+nb::object collective(const std::string& cluster, const std::string& op, int gpus, std::optional<int> nodes,
+                      const std::string& sizes, int step_factor, const std::string& calibration,
+                      const std::string& fidelity, const std::string& algorithm, const std::string& protocol) {
+  planner::CollectiveRequest q;
+  q.cluster = cluster;
+  q.op = op;
+  q.gpus = gpus;
+  q.nodes = nodes;
+  q.sizes = sizes;
+  q.step_factor = step_factor;
+  q.calibration = calibration;
+  q.fidelity = fidelity;
+  q.algorithm = algorithm;
+  q.protocol = protocol;
+  std::optional<Expected<planner::CollectiveRun>> run;
+  Json j;
+  {
+    nb::gil_scoped_release release;
+    run.emplace(planner::run_collective(q));
+    if (*run) j = planner::collective_json(**run);
+  }
+  if (!*run) raise(run->error());
+  return to_python(j);
+}
+
+/// `progress(done, total)` counts node counts: (i, total) before the i-th is searched, (total, total) at the end.
+nb::object capacity(const std::string& model, const std::string& tokens, double days, const std::string& fabric,
+                    const std::string& node, std::optional<double> price_gpu_hour, int max_nodes,
+                    std::optional<int> gbs, double batch_tokens, std::optional<int> seq, const std::string& calibration,
+                    const std::string& fix, int threads, nb::object progress) {
+  planner::CapacityRunRequest q;
+  q.model = model;
+  q.tokens = tokens;
+  q.days = days;
+  q.fabric = fabric;
+  q.node = node;
+  q.price = price_gpu_hour;
+  q.max_nodes = max_nodes;
+  q.gbs = gbs;
+  q.batch_tokens = batch_tokens;
+  q.seq = seq;
+  q.calibration = calibration;
+  q.fix = fix;
+  q.threads = threads;
+  Callback cb(std::move(progress));
+  q.cancel = cb.cancel_flag();
+  const long total = static_cast<long>(planner::capacity_node_counts(max_nodes).size());
+  long started = 0;
+  std::optional<Expected<planner::CapacityRun>> run;
+  Json j;
+  {
+    nb::gil_scoped_release release;
+    run.emplace(planner::run_capacity(q, [&](int) { cb(started++, total); }));
+    if (*run) {
+      cb(total, total);
+      j = planner::capacity_json(**run);
+    }
+  }
+  cb.rethrow();
+  if (!*run) raise(run->error());
+  return to_python(j);
+}
+
+/// Returns (document, notes): the notes the CLI prints on stderr (pricing taken from the set's pricing.json, a
+/// host cost that is not the set's, GPU counts without a plan), for the Python side to log.
+std::pair<nb::object, std::vector<std::string>> scaling(
+    const std::string& measured, const std::string& model, const std::string& cluster, const std::vector<int>& gpus,
+    int gbs, const std::string& kind, const std::string& family, std::optional<std::string> calibration,
+    std::optional<std::string> framework, std::optional<std::string> host_cost,
+    std::optional<double> bandwidth_factor, const std::string& bandwidth_factor_source, bool no_interference,
+    nb::object progress) {
+  planner::ScalingRequest q;
+  q.measured = measured;
+  q.model = model;
+  q.cluster = cluster;
+  q.gpus = gpus;
+  q.gbs = gbs;
+  q.kind = kind;
+  q.family = family;
+  q.given_calibration = calibration.has_value();
+  q.calibration = calibration.value_or("");
+  q.given_framework = framework.has_value();
+  if (framework) q.stack.framework = *framework;
+  q.given_host_cost = host_cost.has_value();
+  q.stack.host_cost = host_cost.value_or("");
+  q.given_factor = bandwidth_factor.has_value();
+  q.stack.bandwidth_factor = bandwidth_factor;
+  q.stack.bandwidth_factor_source = bandwidth_factor_source;
+  q.stack.no_interference = no_interference;
+  std::vector<std::string> notes;
+  q.note = [&notes](const std::string& n) { notes.push_back(n); };
+  Callback cb(std::move(progress));
+  q.cancel = cb.cancel_flag();
+  std::optional<Expected<planner::ScalingRun>> run;
+  Json j;
+  {
+    nb::gil_scoped_release release;
+    run.emplace(planner::run_scaling(q, [&cb](long done, long total) { cb(done, total); }));
+    if (*run) j = planner::scaling_json(**run);
+  }
+  cb.rethrow();
+  if (!*run) raise(run->error());
+  return {to_python(j), std::move(notes)};
+}
+
 nb::object model_info(const std::string& name_or_path) {
   auto m = models::load_model_by_name_or_path(name_or_path);
   if (!m) raise(m.error());
@@ -166,6 +277,14 @@ NB_MODULE(_core, m) {
         "calibration"_a, "fix"_a, "top"_a, "flow_top"_a, "max_mbs"_a, "max_vpp"_a, "allow_cross_node_tp"_a,
         "exhaustive"_a, "threads"_a, "framework"_a, "progress"_a.none());
   m.def("sweep", &sweep, "spec_text"_a, "source"_a, "output"_a, "threads"_a, "restart"_a, "progress"_a.none());
+  m.def("collective", &collective, "cluster"_a, "op"_a, "gpus"_a, "nodes"_a.none(), "sizes"_a, "step_factor"_a,
+        "calibration"_a, "fidelity"_a, "algorithm"_a, "protocol"_a);
+  m.def("capacity", &capacity, "model"_a, "tokens"_a, "days"_a, "fabric"_a, "node"_a, "price_gpu_hour"_a.none(),
+        "max_nodes"_a, "gbs"_a.none(), "batch_tokens"_a, "seq"_a.none(), "calibration"_a, "fix"_a, "threads"_a,
+        "progress"_a.none());
+  m.def("scaling", &scaling, "measured"_a, "model"_a, "cluster"_a, "gpus"_a, "gbs"_a, "scaling"_a, "plan_family"_a,
+        "calibration"_a.none(), "framework"_a.none(), "host_cost"_a.none(), "memory_bandwidth_factor"_a.none(),
+        "memory_bandwidth_factor_source"_a, "no_interference"_a, "progress"_a.none());
   m.def("model", &model_info, "name_or_path"_a);
   m.def("cluster", &cluster_info, "name_or_path"_a, "gpus"_a.none(), "nodes"_a.none());
   m.def("sweep_columns", [] { return to_python(scalescope::Json(scalescope::planner::sweep_columns())); });

@@ -10,6 +10,7 @@
 // max_nodes itself.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@ struct CapacityRequest {
   SearchSpace space;               ///< gpus / gbs are set per node count; the rest is used as given
   int flow_top = 0;                ///< flow confirmation per node count (0: analytical only)
   int threads = 0;
+  const std::atomic<bool>* cancel = nullptr;  ///< passed to each search (SearchOptions::cancel)
 };
 
 struct CapacityPoint {

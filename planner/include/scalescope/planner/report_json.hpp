@@ -12,6 +12,9 @@ namespace scalescope::planner {
 /// v rounded to `digits` significant digits (stable JSON text for golden files and sweeps).
 double sig(double v, int digits = 6);
 
+/// sig(*v, digits), or null when absent.
+Json opt_json(const std::optional<double>& v, int digits = 6);
+
 /// Every breakdown part as "<name>_s" (sim/simulator.hpp's part names).
 Json breakdown_parts_json(const Breakdown& b);
 
