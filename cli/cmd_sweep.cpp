@@ -71,7 +71,9 @@ int run(const SweepCliOptions& o) {
     std::map<std::size_t, std::vector<Json>> rows;
     for (const auto& r : res->rows) rows[r.at("point").get<std::size_t>()].push_back(r);
     const auto f = o.format == Format::json ? planner::SweepFormat::json : planner::SweepFormat::csv;
-    print_stdout(planner::render_sweep(*spec, rows, f));
+    auto text = planner::render_sweep(*spec, rows, f);
+    if (!text) return report(cmd, text.error());
+    print_stdout(*text);
   } else if (!o.quiet) {
     std::fprintf(stderr, "scalescope sweep: wrote %s (%zu rows, %zu points, %d rank(s))\n", o.output.c_str(),
                  res->rows.size(), res->points, transport ? transport->size() : 1);
@@ -92,7 +94,7 @@ void register_sweep(CLI::App& app, Context& ctx) {
       "balancing, gathered on rank 0); the output is byte-identical to a one-process run.");
   sub->add_option("spec", o->spec, "Sweep spec (JSON, format scalescope.sweep/1)")->required();
   sub->add_option("-o,--output", o->output,
-                  "Result file: .csv or .json (default: CSV, or --format json, on stdout, without a journal)");
+                  "Result file: .csv, .json or .parquet (default: CSV, or --format json, on stdout, without a journal)");
   sub->add_option("--threads", o->threads, "Points evaluated at once by this process (default: all cores; 1 per rank "
                                            "under MPI)");
   sub->add_flag("--restart", o->restart, "Discard the journal of an interrupted run instead of resuming it");

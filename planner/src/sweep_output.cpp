@@ -1,4 +1,4 @@
-// A sweep's journal (OUT.partial, resumable) and its output file (CSV or JSON, written atomically).
+// A sweep's journal (OUT.partial, resumable) and its output file (CSV, JSON or Parquet, written atomically).
 #include "scalescope/planner/sweep_output.hpp"
 
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "scalescope/planner/parquet_writer.hpp"
 #include "scalescope/planner/sweep.hpp"
 
 namespace scalescope::planner {
@@ -28,22 +29,49 @@ std::string csv_cell(const Json& v) {
   return q + "\"";
 }
 
+/// The Parquet schema of a row, column by column in sweep_columns() order: what sweep.cpp stores in each (an
+/// integer, a rounded real, a text or a boolean), OPTIONAL where some rows hold null (failed points, columns of
+/// the other mode). point, model, cluster, gpus, gbs, calibration, stack, fixed and status are always set.
+const std::vector<ParquetColumn>& sweep_parquet_columns() {
+  using T = ParquetType;
+  static const std::vector<ParquetColumn> kColumns = [] {
+    const std::vector<ParquetColumn> c{
+        {"point", T::int64, false},          {"model", T::string, false},        {"cluster", T::string, false},
+        {"gpus", T::int64, false},           {"gbs", T::int64, false},           {"calibration", T::string, false},
+        {"stack", T::string, false},         {"fixed", T::string, false},        {"rank", T::int64, true},
+        {"status", T::string, false},        {"plan", T::string, true},          {"tp", T::int64, true},
+        {"cp", T::int64, true},              {"pp", T::int64, true},             {"dp", T::int64, true},
+        {"zero", T::int64, true},            {"mbs", T::int64, true},            {"schedule", T::string, true},
+        {"vpp", T::int64, true},             {"recompute", T::string, true},     {"sp", T::boolean, true},
+        {"step_time_s", T::real, true},      {"flow_step_time_s", T::real, true}, {"tokens_per_s", T::real, true},
+        {"mfu", T::real, true},              {"memory_GiB", T::real, true},      {"fits_memory", T::boolean, true},
+        {"limiter", T::string, true},        {"limiter_share", T::real, true},   {"message", T::string, true}};
+    assert(c.size() == sweep_columns().size() && "sweep_parquet_columns: one entry per sweep column");
+    for (std::size_t i = 0; i < c.size(); ++i)
+      assert(c[i].name == sweep_columns()[i] && "sweep_parquet_columns: in sweep_columns() order");
+    return c;
+  }();
+  return kColumns;
+}
+
 }  // namespace
 
 Expected<SweepFormat> sweep_format_for(const std::filesystem::path& output) {
   const std::string ext = output.extension().string();
   if (ext == ".csv") return SweepFormat::csv;
   if (ext == ".json") return SweepFormat::json;
-  if (ext == ".parquet")
-    return input_error("", "-o", "Parquet is not written by the CLI (no Arrow C++ library in Debian 12): write .csv "
-                       "and convert, or use the Python package: scalescope.sweep(spec, output='" + output.string() +
-                       "') (needs pyarrow)");
-  return input_error("", "-o", "expected a .csv or .json output file, got '" + output.string() + "'");
+  if (ext == ".parquet") return SweepFormat::parquet;
+  return input_error("", "-o", "expected a .csv, .json or .parquet output file, got '" + output.string() + "'");
 }
 
-std::string render_sweep(const SweepSpec& spec, const std::map<std::size_t, std::vector<Json>>& rows,
-                         SweepFormat format) {
+Expected<std::string> render_sweep(const SweepSpec& spec, const std::map<std::size_t, std::vector<Json>>& rows,
+                                   SweepFormat format) {
   const auto& cols = sweep_columns();
+  if (format == SweepFormat::parquet) {
+    std::vector<Json> all;
+    for (const auto& [point, rs] : rows) all.insert(all.end(), rs.begin(), rs.end());
+    return parquet_file(sweep_parquet_columns(), all);
+  }
   if (format == SweepFormat::csv) {
     std::string out;
     for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + cols[c];
@@ -179,7 +207,9 @@ Expected<bool> SweepJournal::append(std::size_t point, const std::vector<Json>& 
 }
 
 Expected<bool> SweepJournal::finish(const SweepSpec& spec, SweepFormat format) {
-  if (auto ok = write_file_atomic(output_, render_sweep(spec, done_, format)); !ok) return ok.error();
+  auto bytes = render_sweep(spec, done_, format);
+  if (!bytes) return bytes.error();
+  if (auto ok = write_file_atomic(output_, *bytes); !ok) return ok.error();
   std::error_code ec;
   std::filesystem::remove(path_, ec);
   return true;

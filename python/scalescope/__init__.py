@@ -60,8 +60,8 @@ def sweep(spec: Union[str, os.PathLike, Mapping[str, Any]], output: Optional[Uni
           threads: int = 0, restart: bool = False, progress: Progress = None) -> list:
     """Every point of a sweep spec (``scalescope sweep``; format in ``docs/sweep-format.md``) as result rows.
 
-    ``spec``: a spec file or the spec as a dict. ``output``: also write ``.csv`` or ``.json`` (journalled and
-    resumable, as the CLI) or ``.parquet`` (needs pyarrow; computed through a resumable ``.csv`` journal).
+    ``spec``: a spec file or the spec as a dict. ``output``: also write ``.csv``, ``.json`` or ``.parquet``
+    (journalled and resumable, the CLI's bytes; Parquet through the library's own writer, no pyarrow needed).
     Returns the rows (dicts with the keys of :func:`sweep_columns`) in point order.
     """
     if isinstance(spec, Mapping):
@@ -75,21 +75,7 @@ def sweep(spec: Union[str, os.PathLike, Mapping[str, Any]], output: Optional[Uni
             raise InputError(f"{source}: cannot read the sweep spec ({e.strerror})", source, "",
                              f"cannot read the sweep spec ({e.strerror})") from None
     out = os.fspath(output) if output is not None else ""
-    if not out.endswith(".parquet"):
-        return _core.sweep(text, source, out, threads, restart, progress)
-    csv_out = out + ".csv"
-    rows = _core.sweep(text, source, csv_out, threads, restart, progress)
-    _write_parquet(rows, out)
-    os.remove(csv_out)
-    return rows
-
-
-def _write_parquet(rows: Sequence[Mapping[str, Any]], path: str) -> None:
-    import pandas as pd  # pyarrow is pandas' Parquet engine
-
-    tmp = path + ".tmp"
-    pd.DataFrame(list(rows), columns=sweep_columns()).to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    return _core.sweep(text, source, out, threads, restart, progress)
 
 
 def collective(cluster: str, op: str, gpus: int, *, nodes: Optional[int] = None, sizes: str = "8:1G",

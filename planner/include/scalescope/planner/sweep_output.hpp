@@ -3,7 +3,7 @@
 // done, written atomically from the journal in point order, and the journal is removed. A run that finds
 // OUT.partial resumes it: its points are skipped. The journal's first line names the spec's fingerprint,
 // so a journal of another spec is refused. Formats by extension: .csv (RFC 4180, sweep_columns() order,
-// empty cell for null) and .json (docs/sweep-format.md).
+// empty cell for null), .json and .parquet (parquet_writer.hpp: the same columns, typed; docs/sweep-format.md).
 #pragma once
 
 #include <cstdio>
@@ -16,15 +16,16 @@
 
 namespace scalescope::planner {
 
-enum class SweepFormat { csv, json };
+enum class SweepFormat { csv, json, parquet };
 
-/// By extension: .csv or .json; anything else (.parquet included: no Arrow C++ in Debian 12) is an input
-/// error naming the option and the alternatives.
+/// By extension: .csv, .json or .parquet; anything else is an input error naming the option and the
+/// alternatives.
 Expected<SweepFormat> sweep_format_for(const std::filesystem::path& output);
 
-/// The whole output document for the rows of every point, in point order.
-std::string render_sweep(const SweepSpec& spec, const std::map<std::size_t, std::vector<Json>>& rows,
-                         SweepFormat format);
+/// The whole output document for the rows of every point, in point order (Parquet: binary bytes; an error
+/// only where a row does not fit the schema, a bug, or a column passes 2 GiB).
+Expected<std::string> render_sweep(const SweepSpec& spec, const std::map<std::size_t, std::vector<Json>>& rows,
+                                   SweepFormat format);
 
 class SweepJournal {
  public:

@@ -1,4 +1,4 @@
 sweep
 examples/sweep.json
 -o
-results.parquet
+results.xlsx
