@@ -3,6 +3,8 @@ one-GPU trace of run_steps.py): kernel time by class per optimizer step, the GPU
 (session 13's diagnosis of issue 24, validation/blind24/session13/README.md). No dependencies beyond Python.
 
     python3 validation/blind24/diag_trace.py TRACE.json.gz [TRACE2.json.gz ...]
+    python3 validation/blind24/diag_trace.py --pair RANK0.json.gz RANK1.json.gz   (which rank's host sets the pace:
+        the CPU launch time of each NCCL kernel on both ranks, matched by order; the ranks share the host clock)
 """
 import collections
 import gzip
@@ -75,8 +77,33 @@ def analyse(path):
     return "\n".join(out)
 
 
+def nccl_launches(path):
+    """[(CPU launch us, kernel duration us, name)] of the NCCL kernels of a trace, in GPU order."""
+    events = [e for e in json.load(gzip.open(path))["traceEvents"] if e.get("ph") == "X"]
+    launch = {e["args"].get("correlation"): e["ts"] for e in events
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "args" in e}
+    kernels = sorted((e for e in events if e.get("cat") == "kernel" and "nccl" in e["name"].lower()),
+                     key=lambda e: e["ts"])
+    return [(launch.get(k["args"].get("correlation")), k["dur"], k["name"]) for k in kernels]
+
+
+def collective_skew(path0, path1):
+    a, b = nccl_launches(path0), nccl_launches(path1)
+    pairs = [(x, y) for x, y in zip(a, b) if x[0] is not None and y[0] is not None and x[2] == y[2]]
+    late0 = sum(max(0.0, x[0] - y[0]) for x, y in pairs) / 1e3
+    late1 = sum(max(0.0, y[0] - x[0]) for x, y in pairs) / 1e3
+    return "\n".join([
+        f"{len(pairs)} collectives matched (of {len(a)} / {len(b)})",
+        f"  rank 0 launched later by {late0:.1f} ms in all, rank 1 later by {late1:.1f} ms",
+        f"  NCCL kernel time (includes waiting for the other rank): rank 0 {sum(x[1] for x in a) / 1e3:.1f} ms, "
+        f"rank 1 {sum(y[1] for y in b) / 1e3:.1f} ms"])
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] == "--pair":
+        print(collective_skew(sys.argv[2], sys.argv[3]))
+        sys.exit(0)
     for p in sys.argv[1:]:
         print(analyse(p))
