@@ -70,13 +70,9 @@ Expected<CapacityRun> run_capacity(const CapacityRunRequest& o, const std::funct
   CapacityRun run;
   run.request = o;
   run.tokens = *tokens;
-  auto model = models::load_model_by_name_or_path(o.model);
+  auto model = load_model_at_seq(o.model, o.seq);
   if (!model) return model.error();
   run.model = std::move(model).value();
-  if (o.seq) {
-    if (*o.seq <= 0) return input_error("", "--seq", "expected a positive sequence length");
-    run.model.seq_len = *o.seq;
-  }
   auto cluster = resolve_cluster(o);
   if (!cluster) return cluster.error();
   CapacityRequest& rq = run.search;

@@ -15,13 +15,9 @@ Expected<PlanRun> run_plan(const PlanRequest& o, SearchOptions so, const StackAp
   if (o.top < 1) return input_error("", "--top", "expected a positive count");
   if (o.flow_top < 0) return input_error("", "--flow-top", "expected a count >= 0");
   PlanRun r;
-  auto model = models::load_model_by_name_or_path(o.model);
+  auto model = load_model_at_seq(o.model, o.seq);
   if (!model) return model.error();
   r.model = std::move(model).value();
-  if (o.seq) {
-    if (*o.seq <= 0) return input_error("", "--seq", "expected a positive sequence length");
-    r.model.seq_len = *o.seq;
-  }
   ClusterOptions co;
   co.nodes = o.nodes;
   co.gpus = o.gpus;

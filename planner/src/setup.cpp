@@ -20,4 +20,14 @@ Expected<std::unique_ptr<EvalSetup>> load_setup(const std::string& cluster_name_
   return s;
 }
 
+Expected<models::ModelSpec> load_model_at_seq(const std::string& name_or_path, std::optional<int> seq) {
+  auto model = models::load_model_by_name_or_path(name_or_path);
+  if (!model) return model.error();
+  if (seq) {
+    if (*seq <= 0) return input_error("", "--seq", "expected a positive sequence length");
+    model->seq_len = *seq;
+  }
+  return model;
+}
+
 }  // namespace scalescope::planner

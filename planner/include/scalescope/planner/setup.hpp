@@ -10,6 +10,7 @@
 
 #include "scalescope/calibrate/hardware.hpp"
 #include "scalescope/models/compute_model.hpp"
+#include "scalescope/models/model_spec.hpp"
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/collective.hpp"
 
@@ -37,5 +38,9 @@ struct EvalSetup {
 Expected<std::unique_ptr<EvalSetup>> load_setup(const std::string& cluster_name_or_path, ClusterOptions options,
                                                 const std::string& calibration,
                                                 const calib::CalibrationOptions& calibration_options = {});
+
+/// A model by catalog name or file (models::load_model_by_name_or_path), its sequence length replaced by `seq`
+/// when given (the commands' `--seq`, which must be positive).
+Expected<models::ModelSpec> load_model_at_seq(const std::string& name_or_path, std::optional<int> seq);
 
 }  // namespace scalescope::planner
