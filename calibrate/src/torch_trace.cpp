@@ -101,8 +101,9 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
   if (o.seq > 0) model.seq_len = o.seq;
   auto base_doc = models::builtin_stack_document(o.base);
   if (!base_doc) return base_doc.error();
-  auto base = models::stack_from_json(*base_doc, "<builtin:" + o.base + ">");
-  if (!base) return base.error();
+  auto base_stack = models::load_stack(o.base);  // the same built-in, loaded once per process
+  if (!base_stack) return base_stack.error();
+  const models::StackProfile* base = base_stack->get();
 
   auto events = read_events(file, o.progress);
   if (!events) return events.error();

@@ -1,6 +1,9 @@
 // Loader of `scalescope.stack/1` files (docs/stack-profile.md) and the built-in stacks.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/data_files.hpp"
@@ -249,10 +252,43 @@ std::vector<std::string> builtin_stack_names() {
   return out;
 }
 
+namespace {
+
+/// A built-in stack, parsed and loaded once per process: they are compiled-in constants, and every simulate,
+/// plan and trace import (the trace-import fuzz target: once per input) would otherwise lex and load the same
+/// text again. Built on first use, then only read (a function-local static: thread-safe).
+struct ParsedBuiltin {
+  std::string_view name;
+  Expected<Json> doc;
+  Expected<std::shared_ptr<const StackProfile>> stack;
+};
+
+const std::vector<ParsedBuiltin>& parsed_builtins() {
+  static const std::vector<ParsedBuiltin> all = [] {
+    std::vector<ParsedBuiltin> v;
+    for (const auto& b : detail::builtin_stacks()) {
+      const std::string src = "<builtin:" + std::string(b.name) + ">";
+      auto doc = parse_json_text(b.json, src);
+      auto load = [&]() -> Expected<std::shared_ptr<const StackProfile>> {
+        if (!doc) return doc.error();
+        auto s = stack_from_json(*doc, src);
+        if (!s) return s.error();
+        return std::make_shared<const StackProfile>(std::move(s).value());
+      };
+      auto stack = load();
+      v.push_back({b.name, std::move(doc), std::move(stack)});
+    }
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace
+
 Expected<Json> builtin_stack_document(std::string_view name) {
   if (name == "megatron") name = "fused";
-  for (const auto& b : detail::builtin_stacks())
-    if (b.name == name) return parse_json_text(b.json, "<builtin:" + std::string(b.name) + ">");
+  for (const auto& b : parsed_builtins())
+    if (b.name == name) return b.doc;
   std::string known;
   for (const auto& n : builtin_stack_names()) known += (known.empty() ? "" : ", ") + n;
   return input_error("--base", "", "expected a built-in stack (" + known + "), got '" + std::string(name) + "'");
@@ -261,15 +297,8 @@ Expected<Json> builtin_stack_document(std::string_view name) {
 namespace {
 
 Expected<std::shared_ptr<const StackProfile>> load_builtin(std::string_view name) {
-  for (const auto& b : detail::builtin_stacks()) {
-    if (b.name != name) continue;
-    const std::string src = "<builtin:" + std::string(b.name) + ">";
-    auto doc = parse_json_text(b.json, src);
-    if (!doc) return doc.error();
-    auto s = stack_from_json(*doc, src);
-    if (!s) return s.error();
-    return std::make_shared<const StackProfile>(std::move(s).value());
-  }
+  for (const auto& b : parsed_builtins())
+    if (b.name == name) return b.stack;
   return input_error("--framework", "", "no built-in stack '" + std::string(name) + "'");
 }
 

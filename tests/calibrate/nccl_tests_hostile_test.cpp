@@ -49,6 +49,20 @@ TEST(NcclTestsHostile, LongLineIsRefusedBeforeAnyRegexSeesIt) {
                             "are read): is this an nccl-tests log?");
 }
 
+TEST(NcclTestsHostile, HeaderRepeatingAColumnNeedsItOnEveryLine) {
+  // Found by the fuzzer (fuzz/regressions/nccl_tests/): a garbled header that names "count" and "type" again after
+  // the bandwidth group put the type column at index 10 while only 9 tokens (through #wrong) were required, and
+  // the row's missing 11th token was read out of bounds (std::length_error, an abort).
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1\n"
+      "#  size count type redop root time algbw busbw #wrong count type\n"
+      "      8     2 float   sum   -1 9.50  0.00  0.00      0\n"
+      "# Avg bus bandwidth    : 0.00 \n";
+  // Columns 0..10 of the header: 11 tokens are needed, the row has 9.
+  EXPECT_EQ(error_of(text), "x.log: line 3: expected at least 11 columns as in the header on line 2, got 9: "
+                            "'8     2 float   sum   -1 9.50  0.00  0.00      0'");
+}
+
 TEST(NcclTestsHostile, AbsurdBandwidthAndNonFiniteValuesAreRefused) {
   const std::string huge = "     2097152        524288     float     sum      -1    30.00   69.91   1e308       0\n";
   EXPECT_EQ(error_of(log_with(kRank1, huge)), "x.log: line 7: expected busbw at most 100000, got '1e308'");
