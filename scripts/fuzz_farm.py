@@ -4,7 +4,7 @@
 The long campaign of docs/robustness.md, spread over all cores of a machine: each round runs every target that
 has not yet reached the goal for at most SECONDS, with a number of libFuzzer workers (-jobs=W -workers=W, one
 process per core, all sharing the target's corpus directory, which libFuzzer reloads every second) proportional
-to the core-seconds it still needs at its measured speed. A later round (another call, the same --work folder)
+to what it still needs at its measured speed (the targets nearest the goal are finished first). A later round (another call, the same --work folder)
 continues where the last stopped: executions are summed over every round's worker logs.
 
   python3 scripts/fuzz_farm.py --bin build-asan/fuzz --work build-fuzzfarm --seconds 540 [--cores N]
@@ -59,19 +59,32 @@ def previous(work, target):
     return execs, worker_s
 
 
-def allocate(needs, cores):
-    """Workers per target, proportional to the core-seconds each still needs, every target at least one."""
-    total = sum(needs.values())
-    alloc = {t: 1 for t in needs}
-    spare = cores - len(needs)
-    if spare <= 0 or total <= 0:
+def allocate(needs, cores, seconds, margin=1.3):
+    """Workers per target: the targets closest to the goal first, each with the workers it needs to reach it this
+    round (its core-seconds times a margin, since inputs grow and runs slow down), then the cores left shared by
+    the others in proportion to what they still need; every target at least one worker."""
+    alloc, left = {}, cores
+    order = sorted(needs, key=needs.get)
+    for i, t in enumerate(order):
+        w = max(1, math.ceil(needs[t] * margin / seconds))
+        if w > left - (len(order) - i - 1):
+            break
+        alloc[t] = w
+        left -= w
+    rest = [t for t in order if t not in alloc]
+    if not rest:
         return alloc
-    shares = {t: spare * n / total for t, n in needs.items()}
-    for t, s in shares.items():
-        alloc[t] += int(math.floor(s))
-    left = cores - sum(alloc.values())
-    for t in sorted(shares, key=lambda t: shares[t] - math.floor(shares[t]), reverse=True)[:left]:
-        alloc[t] += 1
+    total = sum(needs[t] for t in rest)
+    for t in rest:
+        alloc[t] = 1
+    spare = left - len(rest)
+    if spare > 0 and total > 0:
+        shares = {t: spare * needs[t] / total for t in rest}
+        for t in rest:
+            alloc[t] += int(math.floor(shares[t]))
+        extra = left - sum(alloc[t] for t in rest)
+        for t in sorted(rest, key=lambda t: shares[t] - math.floor(shares[t]), reverse=True)[:extra]:
+            alloc[t] += 1
     return alloc
 
 
@@ -106,7 +119,7 @@ def main():
             needs[t] = (a.goal - execs) / speed[t]
     if not needs:
         print(f"fuzz_farm: every target has reached {a.goal} executions")
-    alloc = allocate(needs, a.cores)
+    alloc = allocate(needs, a.cores, a.seconds)
     print(f"fuzz_farm round {rnd}: {a.cores} workers for {a.seconds} s on {platform.node()} "
           f"({os.cpu_count()} cores); workers per target: {alloc}", flush=True)
 

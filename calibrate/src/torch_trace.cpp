@@ -60,7 +60,7 @@ Host profiled_host(const Events& ev, const Step& st) {
     double& f = first[static_cast<std::size_t>(k.segment)];
     if (f < 0.0) f = ev.launches[k.launch].ts;
   }
-  if (first.front() >= 0.0 && first.back() >= 0.0) h.layer_backward_us = (first.front() - first.back()) / (L - 1);
+  if (L > 1 && first.front() >= 0.0 && first.back() >= 0.0) h.layer_backward_us = (first.front() - first.back()) / (L - 1);
   for (const auto& w : st.optimizer_windows) h.optimizer_us += w.second - w.first;
   h.edges_us = std::max(0.0, h.step_us - L * (h.layer_forward_us + h.layer_backward_us) - h.optimizer_us);
   return h;
@@ -157,6 +157,13 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
 
   // Host cost.
   const Host host = profiled_host(ev, st);
+  if (!(host.layer_forward_us >= 0.0) || !(host.layer_backward_us >= 0.0) || !(host.optimizer_us >= 0.0)) {
+    // Found by the fuzzer (fuzz/regressions/torch_trace/): one flipped timestamp bit made layer 1's first launch
+    // come after layer 2's, a negative host time per layer, and a stack that did not load.
+    return input_error(file, "", "the CPU launches of the step's layers are out of order (host time per layer " +
+                                     std::to_string((host.layer_forward_us + host.layer_backward_us) * 1e-6) +
+                                     " s forward + backward): the trace's timestamps are inconsistent; export it again");
+  }
   double D = 1.0;
   const std::string how_host = o.host_step_time_s
       ? "the trace's CPU time per part divided by the profiler's dilation D, which makes the unprofiled step time " +
