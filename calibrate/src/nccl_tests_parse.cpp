@@ -238,8 +238,9 @@ struct Parser {
     const Layout& l = *layout;
     const int columns = static_cast<int>(cur->columns.size());
     // Some older tests printed an empty redop (no token) under a "redop" header.
-    if (l.redop >= 0 && static_cast<int>(t.size()) == columns - 1 && !t.empty() && t.size() > 3 &&
-        to_number(t[static_cast<std::size_t>(l.redop)]))
+    // (Found by the fuzzer: a header whose redop is its last column made this test read one token past the row.)
+    if (l.redop >= 0 && static_cast<int>(t.size()) == columns - 1 && t.size() > 3 &&
+        static_cast<std::size_t>(l.redop) < t.size() && to_number(t[static_cast<std::size_t>(l.redop)]))
       t.insert(t.begin() + l.redop, "none");
     if (static_cast<int>(t.size()) < l.needed)
       fail(line, "expected at least " + std::to_string(l.needed) + " columns as in the header on line " +

@@ -63,6 +63,18 @@ TEST(NcclTestsHostile, HeaderRepeatingAColumnNeedsItOnEveryLine) {
                             "'8     2 float   sum   -1 9.50  0.00  0.00      0'");
 }
 
+TEST(NcclTestsHostile, HeaderEndingInRedopIsNotReadPastTheRow) {
+  // Found by the fuzzer (fuzz/regressions/nccl_tests/crash-redop-last-column): a garbled header of 13 columns,
+  // "redop" repeated as the last, and rows of 12 tokens; the empty-redop repair (a row one token short) read token 12 (a SEGV).
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "#  ?? size count type redop time algbw busbw error time algbw busbw redop\n"
+      "      8     2 float   sum 9.50  0.00  0.00 0e+00 9.40  0.00  0.00 0e+00\n"
+      "# Avg bus bandwidth    : 0.00 \n";
+  EXPECT_EQ(error_of(text), "x.log: line 3: expected at least 13 columns as in the header on line 2, got 12: "
+                            "'8     2 float   sum 9.50  0.00  0.00 0e+00 9.40  0.00  0.00 0e+00'");
+}
+
 TEST(NcclTestsHostile, AbsurdBandwidthAndNonFiniteValuesAreRefused) {
   const std::string huge = "     2097152        524288     float     sum      -1    30.00   69.91   1e308       0\n";
   EXPECT_EQ(error_of(log_with(kRank1, huge)), "x.log: line 7: expected busbw at most 100000, got '1e308'");
