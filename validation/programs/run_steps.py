@@ -14,6 +14,10 @@
       per shape (in the order given, one process, one model): 3 warm-up steps, then --steps steps, each timed by
       wall clock between synchronisations; median and spread, and torch.cuda.max_memory_allocated over the timed
       steps (reset after the warm-up). A shape that runs out of memory is recorded as such.
+      --processes N: the same in N processes one after another; each shape's step time is the median of the N
+      processes' medians, with every process's median and their spread kept (session 14: one host-bound step
+      differs by 14-28% between processes on one idle machine, so one process's timing is a poor host cost).
+      trace --host-processes N times --host-shape that way (in its own processes) instead of in the trace's.
 Programs: programs.py. Tokens and labels are random (fixed seed), the same batch every step.
 """
 import argparse
@@ -89,27 +93,53 @@ def host_timing(a, step, vocab, device, notes):
     return doc
 
 
+def measure_in_processes(program, model, layers, shapes, steps, device, n, tmp_dir):
+    """`measure` of `shapes` in n processes one after another: each shape's step time is the median of the n
+    processes' medians; every process's median and their max/min are kept."""
+    os.makedirs(tmp_dir, exist_ok=True)
+    docs = []
+    for k in range(n):
+        tmp = os.path.join(tmp_dir, f".measure-{os.getpid()}-{k}.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "measure", "--program", program, "--model", model,
+               "--shapes", shapes, "--steps", str(steps), "--out", tmp, "--device", device]
+        if layers:
+            cmd += ["--layers", str(layers)]
+        subprocess.run(cmd, check=True)
+        with open(tmp) as f:
+            docs.append(json.load(f))
+        os.remove(tmp)
+    doc = docs[0]
+    for i, row in enumerate(doc["rows"]):
+        per = [d["rows"][i].get("step_time_s") for d in docs]
+        if any(v is None for v in per):  # out of memory in some process: keep the first process's row
+            continue
+        row["step_time_s"] = statistics.median(per)
+        row["step_time_s_processes"] = [round(v, 6) for v in per]
+        row["process_spread"] = round(max(per) / min(per), 4)
+        row.pop("step_times_s", None)
+        row.pop("step_time_s_p10", None)
+        row.pop("step_time_s_p90", None)
+    if n > 1:
+        doc["method"] = (f"in {n} processes one after another, each: " + doc["method"] +
+                         f"; the median of the {n} processes' medians (step_time_s_processes: each one's)")
+    return doc
+
+
 def host_timing_of(a, program):
-    """The host-bound timing of another program (--host-program), in its own process: one process holds one
-    default process group, and a -dtpN program's is a fake one of N ranks."""
-    tmp = os.path.join(a.out, f".host-{os.getpid()}.json")
-    os.makedirs(a.out, exist_ok=True)
-    cmd = [sys.executable, os.path.abspath(__file__), "measure", "--program", program, "--model", a.model,
-           "--shapes", a.host_shape, "--steps", str(a.host_steps), "--out", tmp, "--device", a.device]
-    if a.layers:
-        cmd += ["--layers", str(a.layers)]
-    subprocess.run(cmd, check=True)
-    with open(tmp) as f:
-        doc = json.load(f)
-    os.remove(tmp)
-    doc["method"] = f"run_steps.py measure of program {program} in its own process before the trace: " + doc["method"]
+    """The host-bound timing of a program in its own processes (--host-program: one process holds one default
+    process group, and a -dtpN program's is a fake one of N ranks; --host-processes N: the median of N)."""
+    doc = measure_in_processes(program, a.model, a.layers, a.host_shape, a.host_steps, a.device,
+                               max(1, a.host_processes), a.out)
+    doc["method"] = f"run_steps.py measure of program {program} in its own process(es) before the trace: " + \
+        doc["method"]
     return doc
 
 
 def cmd_trace(a, device):
-    host = host_timing_of(a, a.host_program) if a.host_shape and a.host_program else None
+    own_process = a.host_shape and not a.host_program and a.host_processes <= 0
+    host = host_timing_of(a, a.host_program or a.program) if a.host_shape and not own_process else None
     step, vocab, cfg, notes = programs.build(a.program, a.model, a.layers, device)
-    if a.host_shape and not a.host_program:
+    if own_process:
         host = host_timing(a, step, vocab, device, notes)
     x, y = batch(vocab, a.mbs, a.seq, device)
     with programs.sdpa_context(a.program, device):
@@ -148,6 +178,10 @@ def cmd_trace(a, device):
 
 
 def cmd_measure(a, device):
+    if a.processes > 1:
+        write_json(a.out, measure_in_processes(a.program, a.model, a.layers, a.shapes, a.steps, a.device,
+                                               a.processes, os.path.dirname(os.path.abspath(a.out))))
+        return
     step, vocab, cfg, notes = programs.build(a.program, a.model, a.layers, device)
     rows = []
     for text in a.shapes.split(","):
@@ -192,10 +226,16 @@ def main():
     p.add_argument("--host-steps", type=int, default=20)
     p.add_argument("--host-program", default="", help="trace: time --host-shape with this program instead (e.g. "
                    "gpt-ln-dtp2 beside a gpt-ln-dtp trace: DTensor's host path at TP 2, on this GPU)")
+    p.add_argument("--processes", type=int, default=1, help="measure: in this many processes, the median of "
+                   "theirs (host-bound steps vary from process to process)")
+    p.add_argument("--host-processes", type=int, default=0, help="trace: time --host-shape in this many processes "
+                   "of its own (median) instead of in the trace's process")
     p.add_argument("--out", required=True)
     p.add_argument("--name", default="")
     p.add_argument("--device", default="cuda")
     a = p.parse_args()
+    if a.processes < 1 or a.host_processes < 0:
+        p.error("--processes must be at least 1 and --host-processes at least 0")
     device = torch.device(a.device)
     if device.type == "cuda":
         device = torch.device("cuda", device.index or 0)
