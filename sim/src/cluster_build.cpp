@@ -34,6 +34,38 @@ int upper_switch_count(int up, int lowers, int radix) {
 }
 
 
+/// The upper tiers of one fabric plane of `leaves` leaves, as the build lays them out: the fewest tiers that
+/// connect the leaves (a rail-optimized fabric drops its third tier when two suffice), the spines of a 2-tier
+/// plane or the pods and core switches of a 3-tier one, and why the tiers cannot connect them ("" when they can).
+/// One function for the capacity check before the build and the build itself, so the two cannot disagree.
+struct UpperTiers {
+  int tiers = 0;
+  int spines = 0;          ///< 2 tiers: spine switches
+  int pods = 0, cores = 0;  ///< 3 tiers: pods of down2 leaves, core switches per aggregation column
+  std::string error;
+};
+
+UpperTiers upper_tiers(const FabricSpec& f, int up1, int leaves, std::int64_t total_nics, int nodes) {
+  UpperTiers t;
+  t.tiers = f.tiers;
+  if (f.kind == FabricKind::rail_optimized && t.tiers == 3 && upper_switch_count(up1, leaves, f.radix) > 0) t.tiers = 2;
+  const std::string too_small = "a " + std::to_string(t.tiers) + "-tier fat tree of radix " + std::to_string(f.radix) +
+                                " cannot connect " + std::to_string(total_nics) + " NICs (" + std::to_string(nodes) +
+                                " nodes)";
+  if (t.tiers == 2) {
+    t.spines = upper_switch_count(up1, leaves, f.radix);
+    if (t.spines == 0) t.error = too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers" : "; give max_tiers 3");
+    return t;
+  }
+  const int down2 = split_ports(f.radix, f.oversubscription[1]).first;
+  const int up2 = split_ports(f.radix, f.oversubscription[1]).second;
+  const std::int64_t pods = (static_cast<std::int64_t>(leaves) + down2 - 1) / down2;
+  t.pods = static_cast<int>(std::min<std::int64_t>(pods, std::numeric_limits<int>::max()));
+  t.cores = t.pods > 1 ? upper_switch_count(up2, t.pods, f.radix) : 0;
+  if (t.pods > 1 && t.cores == 0) t.error = too_small;
+  return t;
+}
+
 /// The leaves of one fabric plane and whether the tiers can connect them, as the fabric build below
 /// lays them out, computed before anything is built: a request the fabric cannot connect (a million
 /// GPUs on a 2-tier radix-64 tree) fails at once instead of after the node copies of the whole
@@ -55,20 +87,7 @@ std::string fabric_capacity_error(const NodeSpec& n, const FabricSpec& f, int no
   }
   if (leaves == 0 || L <= 1) return "";
   const int Li = static_cast<int>(std::min<std::int64_t>(L, std::numeric_limits<int>::max()));
-  int tiers = f.tiers;
-  if (f.kind == FabricKind::rail_optimized && tiers == 3 && upper_switch_count(up1, Li, f.radix) > 0) tiers = 2;
-  const std::string too_small = "a " + std::to_string(tiers) + "-tier fat tree of radix " + std::to_string(f.radix) +
-                                " cannot connect " + std::to_string(total_nics) + " NICs (" + std::to_string(nodes) +
-                                " nodes)";
-  if (tiers == 2)
-    return upper_switch_count(up1, Li, f.radix) > 0
-               ? ""
-               : too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers" : "; give max_tiers 3");
-  const int down2 = split_ports(f.radix, f.oversubscription[1]).first;
-  const int up2 = split_ports(f.radix, f.oversubscription[1]).second;
-  const std::int64_t pods = (L + down2 - 1) / down2;
-  const int podsi = static_cast<int>(std::min<std::int64_t>(pods, std::numeric_limits<int>::max()));
-  return pods > 1 && upper_switch_count(up2, podsi, f.radix) == 0 ? too_small : "";
+  return upper_tiers(f, up1, Li, total_nics, nodes).error;
 }
 }  // namespace
 
@@ -334,10 +353,8 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
     plane_rail.push_back(-1);
   }
   const int L = static_cast<int>(planes[0].size());
-  int tiers = f.tiers;
-  if (f.kind == FabricKind::rail_optimized && tiers == 3 && upper_switch_count(up1, L, f.radix) > 0)
-    tiers = 2;  // the fewest tiers that connect the leaves
-  c.fabric_tiers_ = L > 1 && f.kind != FabricKind::single_switch ? tiers : 1;
+  const UpperTiers ut = upper_tiers(f, up1, L, total_nics, nodes);
+  c.fabric_tiers_ = L > 1 && f.kind != FabricKind::single_switch ? ut.tiers : 1;
   std::vector<std::vector<int>> plane_switches(planes.size());
   for (std::size_t p = 0; p < planes.size(); ++p) {
     std::vector<int>& mine = plane_switches[p];
@@ -350,26 +367,17 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
       return id;
     };
     if (f.kind == FabricKind::single_switch || L <= 1) continue;
-    const std::string too_small = "a " + std::to_string(tiers) + "-tier fat tree of radix " +
-                                  std::to_string(f.radix) + " cannot connect " + std::to_string(total_nics) +
-                                  " NICs (" + std::to_string(nodes) + " nodes)";
-    if (tiers == 2) {
-      const int spines = upper_switch_count(up1, L, f.radix);
-      if (spines == 0)
-        fail_at("$.fabric.radix", too_small + (f.kind == FabricKind::fat_tree ? "; use 3 tiers"
-                                                                              : "; give max_tiers 3"));
+    if (!ut.error.empty()) fail_at("$.fabric.radix", ut.error);
+    if (ut.tiers == 2) {
       std::vector<int> ids;
-      for (int sp = 0; sp < spines; ++sp) ids.push_back(add_upper("spine", sp, 2));
+      for (int sp = 0; sp < ut.spines; ++sp) ids.push_back(add_upper("spine", sp, 2));
       for (int l = 0; l < L; ++l)
-        for (int sp = 0; sp < spines; ++sp)
-          link_switches(pl[static_cast<std::size_t>(l)], ids[static_cast<std::size_t>(sp)], up1 / spines);
+        for (int sp = 0; sp < ut.spines; ++sp)
+          link_switches(pl[static_cast<std::size_t>(l)], ids[static_cast<std::size_t>(sp)], up1 / ut.spines);
       continue;
     }
     const auto [down2, up2] = split_ports(f.radix, f.oversubscription[1]);
-    const int pod_leaves = down2, aggs = up1;
-    const int pods = (L + pod_leaves - 1) / pod_leaves;
-    const int cores = pods > 1 ? upper_switch_count(up2, pods, f.radix) : 0;
-    if (pods > 1 && cores == 0) fail_at("$.fabric.radix", too_small);
+    const int pod_leaves = down2, aggs = up1, pods = ut.pods, cores = ut.cores;
     std::vector<int> agg_ids;
     for (int q = 0; q < pods; ++q)
       for (int a = 0; a < aggs; ++a) agg_ids.push_back(add_upper("agg", q * aggs + a, 2));
