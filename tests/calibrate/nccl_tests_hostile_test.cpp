@@ -23,6 +23,12 @@ std::string log_with(const std::string& rank1, const std::string& row2) {
 const std::string kRank1 = "#  Rank  1 Group  0 Pid   1000 on      hostA device  1 [0000:2a:00] NVIDIA H200\n";
 const std::string kRow2 = "     2097152        524288     float     sum      -1    30.00   69.91   69.91       0\n";
 
+// One test of one row under a given column header (line 2; the row is line 3).
+std::string one_row_log(const std::string& header, const std::string& row) {
+  return "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n" + header +
+         row + "# Avg bus bandwidth    : 0.00 \n";
+}
+
 std::string error_of(const std::string& text) {
   auto r = parse_nccl_tests_log(text, "x.log", {});
   EXPECT_FALSE(r.has_value());
@@ -53,11 +59,8 @@ TEST(NcclTestsHostile, HeaderRepeatingAColumnNeedsItOnEveryLine) {
   // Found by the fuzzer (fuzz/regressions/nccl_tests/): a garbled header that names "count" and "type" again after
   // the bandwidth group put the type column at index 10 while only 9 tokens (through #wrong) were required, and
   // the row's missing 11th token was read out of bounds (std::length_error, an abort).
-  const std::string text =
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1\n"
-      "#  size count type redop root time algbw busbw #wrong count type\n"
-      "      8     2 float   sum   -1 9.50  0.00  0.00      0\n"
-      "# Avg bus bandwidth    : 0.00 \n";
+  const std::string text = one_row_log("#  size count type redop root time algbw busbw #wrong count type\n",
+                                       "      8     2 float   sum   -1 9.50  0.00  0.00      0\n");
   // Columns 0..10 of the header: 11 tokens are needed, the row has 9.
   EXPECT_EQ(error_of(text), "x.log: line 3: expected at least 11 columns as in the header on line 2, got 9: "
                             "'8     2 float   sum   -1 9.50  0.00  0.00      0'");
@@ -66,11 +69,8 @@ TEST(NcclTestsHostile, HeaderRepeatingAColumnNeedsItOnEveryLine) {
 TEST(NcclTestsHostile, HeaderEndingInRedopIsNotReadPastTheRow) {
   // Found by the fuzzer (fuzz/regressions/nccl_tests/crash-redop-last-column): a garbled header of 13 columns,
   // "redop" repeated as the last, and rows of 12 tokens; the empty-redop repair (a row one token short) read token 12 (a SEGV).
-  const std::string text =
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
-      "#  ?? size count type redop time algbw busbw error time algbw busbw redop\n"
-      "      8     2 float   sum 9.50  0.00  0.00 0e+00 9.40  0.00  0.00 0e+00\n"
-      "# Avg bus bandwidth    : 0.00 \n";
+  const std::string text = one_row_log("#  ?? size count type redop time algbw busbw error time algbw busbw redop\n",
+                                       "      8     2 float   sum 9.50  0.00  0.00 0e+00 9.40  0.00  0.00 0e+00\n");
   EXPECT_EQ(error_of(text), "x.log: line 3: expected at least 13 columns as in the header on line 2, got 12: "
                             "'8     2 float   sum 9.50  0.00  0.00 0e+00 9.40  0.00  0.00 0e+00'");
 }
