@@ -2,6 +2,8 @@
 # Device session 9, second call per GPU kind (nvidia-h100-x1 or nvidia-h200): the blind check.
 #   bash validation/device/session_measure9.sh TAG        (TAG: h100 or h200)
 #   BLIND9_SET=s12 bash validation/device/session_measure9.sh TAG    (session 12: the shapes of blind9.py SHAPES12)
+#   BLIND9_SET=s15 bash validation/device/session_measure9.sh TAG    (session 15: SHAPES15; the host-bound timing is
+#       the median of 5 processes, at 1x32 (the prediction) and 1x256 (reported beside it))
 # In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
 #  1. the one unprofiled host-bound timing each program's import needs (1x32, GPU idle);
 #  2. the PREDICTIONS, by the committed code (devbin/scalescope built from the commit recorded in them) from the
@@ -22,16 +24,18 @@ pack() { tar czf $OUT/measure9-$TAG-$SET.tar.gz -C $D . ; }
 stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure"
 
-stamp "1. host-bound timing (1x32)"
-timeout 120 $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes 1x32 --steps 20 \
-  --out $D/host-gpt-ln.json >> $LOG 2>&1
-timeout 150 $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json --shapes 1x32 --steps 20 \
-  --out $D/host-hf-llama.json >> $LOG 2>&1
+HOST_SHAPES=1x32; HOST_PROC=""; HT=1
+[ $SET = s15 ] && { HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2; }
+stamp "1. host-bound timing ($HOST_SHAPES $HOST_PROC)"
+timeout $(( 120 * HT )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes $HOST_SHAPES \
+  --steps 20 $HOST_PROC --out $D/host-gpt-ln.json >> $LOG 2>&1
+timeout $(( 150 * HT )) $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
+  --shapes $HOST_SHAPES --steps 20 $HOST_PROC --out $D/host-hf-llama.json >> $LOG 2>&1
 pack
 
 stamp "2. predictions (before any measured shape)"
 SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
-  --set $SET --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
+  --set $SET --host-shapes $HOST_SHAPES --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
 echo "predict exit $?" | tee -a $LOG
 pack
 [ -s $D/predictions.json ] || { echo "no predictions: not measuring" | tee -a $LOG; exit 1; }
