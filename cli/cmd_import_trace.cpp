@@ -3,6 +3,7 @@
 // docs/stack-profile.md).
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "scalescope/calibrate/torch_trace.hpp"
@@ -17,6 +18,7 @@ struct ImportTraceOptions {
   std::string file, model, output, host_shape, base = "pytorch-eager", name, software;
   int micro_batch = 0, seq = 0, layers = 0;
   double host_step_time = 0.0, step_time = 0.0;
+  std::vector<double> host_process_times;
   bool quiet = false;
   Format format = Format::text;
 };
@@ -46,13 +48,15 @@ int run(const ImportTraceOptions& o) {
   opt.name = o.name;
   opt.software = o.software;
   if (o.step_time > 0.0) opt.step_time_s = o.step_time;
-  if (o.host_step_time > 0.0) {
+  opt.host_process_times_s = o.host_process_times;
+  if (o.host_step_time > 0.0 || !o.host_process_times.empty()) {
     if (o.host_shape.empty()) {
-      return report(cmd, input_error("", "--host-shape", "--host-step-time needs the shape it was measured at"));
+      return report(cmd, input_error("", "--host-shape",
+                                     "--host-step-time and --host-process-times need the shape they were measured at"));
     }
     auto shape = parse_shape(o.host_shape);
     if (!shape) return report(cmd, shape.error());
-    opt.host_step_time_s = o.host_step_time;
+    if (o.host_step_time > 0.0) opt.host_step_time_s = o.host_step_time;
     opt.host_micro_batch = shape->first;
     opt.host_seq = shape->second;
   }
@@ -105,7 +109,13 @@ void register_import_trace(CLI::App* import, Context& ctx) {
                   "Unprofiled seconds per step of the same program at --host-shape, where the GPU idles (e.g. "
                   "validation/programs/run_steps.py measure --shapes 1x32): sets the host cost, which the profiler "
                   "dilates");
-  sub->add_option("--host-shape", o->host_shape, "MICRO_BATCHxSEQ of --host-step-time, e.g. 1x32");
+  sub->add_option("--host-process-times", o->host_process_times,
+                  "The same timing in several processes, comma-separated (run_steps.py measure --processes N writes "
+                  "step_time_s_processes): --host-step-time defaults to their median, and a plan of N ranks waits for "
+                  "the expected slowest of N of them (docs/stack-profile.md)")
+      ->delimiter(',');
+  sub->add_option("--host-shape", o->host_shape,
+                  "MICRO_BATCHxSEQ of --host-step-time / --host-process-times, e.g. 1x32");
   sub->add_option("--step-time", o->step_time, "Unprofiled seconds per step at the traced shape (for the record)");
   sub->add_option("--base", o->base, "Built-in stack whose memory rules the import anchors (default pytorch-eager)")
       ->capture_default_str();

@@ -81,7 +81,22 @@ std::string short_software(const std::string& s) { return s.empty() ? "PyTorch (
 }  // namespace
 
 Expected<TraceImport> import_torch_trace(const std::string& file, const models::ModelSpec& model_in,
-                                         const TraceImportOptions& o) {
+                                         const TraceImportOptions& options) {
+  TraceImportOptions o = options;
+  if (!o.host_process_times_s.empty()) {
+    const auto& t = o.host_process_times_s;
+    if (t.size() < 2 || t.size() > 64)
+      return input_error("", "--host-process-times", "expected 2 to 64 processes' step times, got " +
+                                                         std::to_string(t.size()));
+    for (double v : t)
+      if (!(v > 0.0 && v < 3600.0)) return input_error("", "--host-process-times", "expected seconds in (0, 3600)");
+    if (!o.host_step_time_s) {
+      std::vector<double> sorted = t;
+      std::sort(sorted.begin(), sorted.end());
+      const std::size_t n = sorted.size();
+      o.host_step_time_s = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    }
+  }
   if (o.micro_batch <= 0 || o.micro_batch > (1 << 20))
     return input_error("", "--micro-batch", "expected the traced step's micro-batch size (1 to 1048576)");
   // The model loader's own limits (model_spec.hpp): the import sizes tables by them.
@@ -185,11 +200,19 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
                         "(record_shapes, profile_memory); launch-bound shapes will be predicted too slow");
   }
   sum.host_dilation = D;
-  const Json host_json{{"per_layer_microbatch_s", {{"module", (host.layer_forward_us + host.layer_backward_us) / D * 1e-6}}},
+  Json host_json{{"per_layer_microbatch_s", {{"module", (host.layer_forward_us + host.layer_backward_us) / D * 1e-6}}},
                        {"per_edge_microbatch_s", host.edges_us / D * 1e-6},
                        {"per_step_s", host.optimizer_us / D * 1e-6},
                        {"source", file},
                        {"method", how_host}};
+  if (!o.host_process_times_s.empty() && o.host_step_time_s) {
+    Json samples = Json::array();
+    for (double t : o.host_process_times_s) samples.push_back(std::clamp(t / *o.host_step_time_s, 0.1, 10.0));
+    host_json["process_samples"] = samples;
+    host_json["method"] = how_host + "; process_samples: " + std::to_string(samples.size()) +
+                          " processes' host-bound step times relative to it (a plan of N ranks waits for the expected "
+                          "slowest of N)";
+  }
 
   // Memory anchors.
   std::vector<const MemoryEvent*> mem;

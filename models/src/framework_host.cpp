@@ -1,7 +1,9 @@
 // Loader of the framework host-cost file (format in framework_host.hpp).
 #include "scalescope/models/framework_host.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "scalescope/sim/json_reader.hpp"
@@ -16,6 +18,20 @@ Seconds FrameworkHostCost::for_plan(const Plan& plan, int processes_on_host) con
     if (!best || std::abs(entry.first - processes_on_host) <= std::abs(best->first - processes_on_host)) best = &entry;
   }
   return best ? best->second : tensor_parallel;
+}
+
+double FrameworkHostCost::slowest_of(int ranks) const {
+  if (ranks <= 1 || process_samples.empty()) return 1.0;
+  std::vector<double> x = process_samples;
+  std::sort(x.begin(), x.end());
+  const double K = static_cast<double>(x.size()), N = static_cast<double>(ranks);
+  double expected = 0.0, below = 0.0;  // below = ((i-1)/K)^N
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double upto = std::pow(static_cast<double>(i + 1) / K, N);
+    expected += x[i] * (upto - below);
+    below = upto;
+  }
+  return expected;
 }
 
 namespace {

@@ -68,6 +68,15 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
     h.per_step = Seconds(k * 2.0);  // zero_grad and one fused optimizer launch per parameter group
     host = h;
   }
+  // A step of several ranks waits at its collectives for the slowest rank's host: with the host-bound timing of
+  // several processes (stack host.process_samples), the expected slowest of the plan's ranks sets every host cost.
+  const double slowest = host ? host->slowest_of(plan.gpus()) : 1.0;
+  if (host && slowest != 1.0) {
+    for (Seconds* t : {&host->module, &host->tensor_parallel, &host->edge_per_microbatch, &host->per_step}) {
+      *t = Seconds(t->value * slowest);
+    }
+    for (auto& [processes, cost] : host->tensor_parallel_by_processes) cost = Seconds(cost.value * slowest);
+  }
   if (host) {
     // The optimizer's kernels run while its host issues the next ones: only the host time beyond the step's
     // optimizer GPU time is exposed (the optimizer is one task here, which would serialize the two).
@@ -146,6 +155,12 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
     p.compute_inputs.push_back({"host_per_layer_microbatch", host->module.value * 1e3, "ms",
                                 stack.host ? Provenance::measured : Provenance::fitted,
                                 host->source + " (" + host->framework + ")"});
+  }
+  if (host && !host->process_samples.empty()) {
+    p.compute_inputs.push_back({"host_slowest_of_ranks", slowest, "x", Provenance::measured,
+                                "expected slowest of " + std::to_string(plan.gpus()) + " ranks' hosts, from " +
+                                    std::to_string(host->process_samples.size()) + " processes' host-bound timings (" +
+                                    host->source + ")"});
   }
   if (auto bad = implausible_result(p)) return runtime_error(*bad);
   return p;

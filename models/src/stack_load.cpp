@@ -185,7 +185,8 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       s.host_per_kernel_s = h->at("per_kernel_s").as_nonnegative_number();
       s.host_source = h->get_string("source", file);
     } else if (h) {
-      h->expect_keys({"per_layer_microbatch_s", "per_edge_microbatch_s", "per_step_s", "source", "method", "note"});
+      h->expect_keys({"per_layer_microbatch_s", "per_edge_microbatch_s", "per_step_s", "process_samples", "source",
+                      "method", "note"});
       FrameworkHostCost host;
       host.source = h->get_string("source", file);
       host.framework = s.name;
@@ -196,6 +197,16 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
                                                                 : host.module.value);
       if (auto st = h->find("per_step_s")) host.per_step = Seconds(st->as_nonnegative_number());
       if (auto e = h->find("per_edge_microbatch_s")) host.edge_per_microbatch = Seconds(e->as_nonnegative_number());
+      if (auto ps = h->find("process_samples")) {
+        // Each process's host-bound step relative to the one the costs come from (import --host-process-times).
+        ps->expect_array();
+        if (ps->size() < 2 || ps->size() > 64) ps->fail("expected 2 to 64 processes' relative host times");
+        for (const auto& x : ps->items()) {
+          const double v = x.as_positive_number();
+          if (!(v >= 0.1 && v <= 10.0)) x.fail("expected a host time relative to the stack's, in [0.1, 10]");
+          host.process_samples.push_back(v);
+        }
+      }
       s.host_source = host.source;
       s.host = host;
     }

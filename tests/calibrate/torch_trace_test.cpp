@@ -65,6 +65,55 @@ TEST(TorchTrace, HostStepTimeSetsTheProfilerDilation) {
   EXPECT_GT(r->summary.host_dilation, 1.0);
 }
 
+// Several processes' host-bound timings: the host step is their median (20 ms, so the same dilation as above) and
+// the stack keeps each relative to it (18/20, 20/20, 26/20), which the stack loader reads back.
+TEST(TorchTrace, HostProcessTimesKeepEveryProcessRelativeToTheirMedian) {
+  TraceImportOptions o = options();
+  o.host_process_times_s = {0.026, 0.018, 0.020};
+  o.host_seq = 32;
+  auto r = import_torch_trace(kTrace, gpt_ln(), o);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  TraceImportOptions one = options();
+  one.host_step_time_s = 0.020;
+  one.host_seq = 32;
+  auto single = import_torch_trace(kTrace, gpt_ln(), one);
+  ASSERT_TRUE(single.has_value()) << single.error().str();
+  EXPECT_DOUBLE_EQ(r->summary.host_dilation, single->summary.host_dilation);
+  const auto& samples = r->stack["host"]["process_samples"];
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_NEAR(samples[0].get<double>(), 1.3, 1e-12);
+  EXPECT_NEAR(samples[1].get<double>(), 0.9, 1e-12);
+  EXPECT_NEAR(samples[2].get<double>(), 1.0, 1e-12);
+  auto stack = models::stack_from_json(r->stack, "imported");
+  ASSERT_TRUE(stack.has_value()) << stack.error().str();
+  ASSERT_TRUE(stack->host.has_value());
+  EXPECT_EQ(stack->host->process_samples.size(), 3u);
+  EXPECT_NEAR(stack->host->slowest_of(2), (0.9 * 1 + 1.0 * 3 + 1.3 * 5) / 9.0, 1e-12);
+
+  o.host_process_times_s = {0.020};  // one process is --host-step-time's job
+  auto lone = import_torch_trace(kTrace, gpt_ln(), o);
+  ASSERT_FALSE(lone.has_value());
+  EXPECT_NE(lone.error().str().find("--host-process-times"), std::string::npos) << lone.error().str();
+  o.host_process_times_s = {0.020, -1.0};
+  EXPECT_FALSE(import_torch_trace(kTrace, gpt_ln(), o).has_value());
+}
+
+// Hand-edited process samples outside what a timing can give are errors naming the field.
+TEST(TorchTrace, StackProcessSamplesOutsideTheirRangeAreRefused) {
+  TraceImportOptions o = options();
+  o.host_process_times_s = {0.018, 0.020, 0.026};
+  o.host_seq = 32;
+  auto r = import_torch_trace(kTrace, gpt_ln(), o);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  for (const Json& bad : {Json::array({1.0}), Json::array({1.0, 0.0}), Json::array({1.0, 20.0}), Json("1.0")}) {
+    Json doc = r->stack;
+    doc["host"]["process_samples"] = bad;
+    auto stack = models::stack_from_json(doc, "edited.json");
+    ASSERT_FALSE(stack.has_value()) << bad.dump();
+    EXPECT_NE(stack.error().str().find("process_samples"), std::string::npos) << stack.error().str();
+  }
+}
+
 std::string write(const std::string& name, const std::string& text) {
   const auto p = std::filesystem::temp_directory_path() / name;
   std::ofstream(p) << text;

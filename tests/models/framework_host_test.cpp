@@ -106,5 +106,41 @@ TEST(FrameworkHost, SlowHostBoundsTheStepFromBelow) {
   EXPECT_EQ(plain->sim.breakdown[BreakdownPart::host_wait].value, 0.0);
 }
 
+// The expected slowest of N processes, by hand from E[max] = sum_i x_(i) ((i/K)^N - ((i-1)/K)^N):
+// samples {1.2, 0.9, 1.0} sorted 0.9, 1.0, 1.2; N = 2: (0.9 * 1 + 1.0 * 3 + 1.2 * 5) / 9 = 1.1;
+// N = 3: (0.9 * 1 + 1.0 * 7 + 1.2 * 19) / 27 = 30.7 / 27.
+TEST(FrameworkHost, SlowestOfNRanksIsTheExpectedMaximumOfTheSampledProcesses) {
+  FrameworkHostCost c{"test", "test", Seconds(1e-3), Seconds(1e-3), {}};
+  EXPECT_EQ(c.slowest_of(8), 1.0);  // no samples: the costs as given
+  c.process_samples = {1.2, 0.9, 1.0};
+  EXPECT_EQ(c.slowest_of(1), 1.0);  // one rank: the typical process the costs came from
+  EXPECT_NEAR(c.slowest_of(2), 1.1, 1e-12);
+  EXPECT_NEAR(c.slowest_of(3), 30.7 / 27.0, 1e-12);
+  EXPECT_NEAR(c.slowest_of(100000), 1.2, 1e-12);  // never beyond the slowest process measured
+}
+
+// A host-bound plan of 2 ranks with sampled processes waits for the slower: its host costs grow by slowest_of(2).
+TEST(FrameworkHost, HostBoundStepOfSeveralRanksWaitsForTheSlowestProcess) {
+  const Inputs s = tp_setup("tp=1,pp=1,dp=4,mbs=1,gbs=16");
+  auto compute = ComputeModel::datasheet(s.cluster.gpu_spec());
+  ASSERT_TRUE(compute.has_value());
+  const CollectiveModel coll(s.cluster, datasheet_collective_params());
+  PredictOptions o;
+  o.host = FrameworkHostCost{"test", "test", Seconds(20e-3), Seconds(20e-3), {}};
+  auto typical = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  ASSERT_TRUE(typical.has_value()) << typical.error().str();
+  o.host->process_samples = {0.8, 1.0, 1.0, 1.5};
+  auto sampled = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  ASSERT_TRUE(sampled.has_value()) << sampled.error().str();
+  // 4 micro-batches x 16 layers x 20 ms = 1.28 s of host per rank, far above the GPU's work: the step is the
+  // host's and scales with it. E[max of 4] = (0.8 * 1 + 1.0 * 15 + 1.0 * 65 + 1.5 * 175) / 256.
+  const double factor = (0.8 * 1 + 1.0 * 15 + 1.0 * 65 + 1.5 * 175) / 256.0;
+  EXPECT_GE(typical->step_time_s, 1.28);
+  EXPECT_NEAR(sampled->step_time_s / typical->step_time_s, factor, 0.01 * factor);
+  bool named = false;
+  for (const auto& in : sampled->compute_inputs) named = named || in.name == "host_slowest_of_ranks";
+  EXPECT_TRUE(named);
+}
+
 }  // namespace
 }  // namespace scalescope::models

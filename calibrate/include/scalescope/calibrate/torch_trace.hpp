@@ -54,6 +54,10 @@ struct TraceImportOptions {
   int layers = 0;       ///< transformer layers the traced program ran (0: the model's)
   std::string base = "pytorch-eager";  ///< built-in stack whose memory rules and properties the import starts from
   std::optional<double> host_step_time_s;  ///< unprofiled step time at host_micro_batch x host_seq (GPU idle)
+  /// Optional: the same host-bound timing in several processes (2 to 64). host_step_time_s defaults to their
+  /// median; the stack keeps each relative to it (host.process_samples: a plan of N ranks waits for the
+  /// expected slowest of N, FrameworkHostCost::slowest_of).
+  std::vector<double> host_process_times_s;
   int host_micro_batch = 1, host_seq = 0;
   std::optional<double> step_time_s;  ///< unprofiled step time at the trace's shape, for the record
   std::string name;                   ///< the stack's name (default: the trace file's stem)

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "scalescope/models/plan.hpp"
 #include "scalescope/sim/error.hpp"
@@ -28,6 +29,17 @@ struct FrameworkHostCost {
   /// optimizer step with zero_grad once per step (sim/host_dispatch.hpp).
   Seconds edge_per_microbatch{0.0};
   Seconds per_step{0.0};
+  /// Optional: the host-bound step time of several processes of the same program, each relative to the
+  /// one the costs above come from (their median). A host-bound step differs by 10-30% from process to
+  /// process on one machine (validation/session14, validation/blind24/session15), and a step of N
+  /// ranks that synchronise waits for the slowest of them.
+  std::vector<double> process_samples{};
+
+  /// The host time of the slowest of `ranks` processes relative to the costs above: the expected
+  /// maximum of `ranks` independent draws from `process_samples` (their empirical distribution:
+  /// E[max] = sum_i x_(i) ((i/K)^N - ((i-1)/K)^N) over the K sorted samples). 1 for one rank or
+  /// without samples; at most the largest sample however many ranks.
+  double slowest_of(int ranks) const;
 
   /// The cost that applies to `plan`'s layers when `processes_on_host` ranks run on each host:
   /// `module` without TP; with TP the cost measured at the process count nearest to it (ties: the
