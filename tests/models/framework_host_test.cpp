@@ -85,17 +85,22 @@ Inputs tp_setup(const char* plan_text) {
   return Inputs{*model, *plan, *cluster};
 }
 
+/// The prediction of `s` on its GPU's datasheet (compute and collectives).
+Expected<Prediction> predict_on_datasheet(const Inputs& s, const PredictOptions& o) {
+  auto compute = ComputeModel::datasheet(s.cluster.gpu_spec());
+  if (!compute) return compute.error();
+  const CollectiveModel coll(s.cluster, datasheet_collective_params());
+  return predict(s.model, s.plan, s.cluster, coll, *compute, o);
+}
+
 TEST(FrameworkHost, SlowHostBoundsTheStepFromBelow) {
   const Inputs s = tp_setup("tp=4,pp=1,dp=1,mbs=1,gbs=16");
-  auto compute = ComputeModel::datasheet(s.cluster.gpu_spec());
-  ASSERT_TRUE(compute.has_value());
-  const CollectiveModel coll(s.cluster, datasheet_collective_params());
   PredictOptions o;
   o.build.per_layer_tasks = true;  // as with a host cost, so that the GPU work is the same
-  auto plain = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  auto plain = predict_on_datasheet(s, o);
   ASSERT_TRUE(plain.has_value()) << plain.error().str();
   o.host = FrameworkHostCost{"test", "test", Seconds(1e-3), Seconds(20e-3), {}};
-  auto hosted = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  auto hosted = predict_on_datasheet(s, o);
   ASSERT_TRUE(hosted.has_value()) << hosted.error().str();
   // 16 micro-batches x 16 layers x 20 ms = 5.12 s of host time per rank: the step cannot be
   // shorter, and the GPU (datasheet llama-1b TP=4: well under a second) mostly waits: its busy
@@ -119,18 +124,15 @@ TEST(FrameworkHost, SlowestOfNRanksIsTheExpectedMaximumOfTheSampledProcesses) {
   EXPECT_NEAR(c.slowest_of(100000), 1.2, 1e-12);  // never beyond the slowest process measured
 }
 
-// A host-bound plan of 2 ranks with sampled processes waits for the slower: its host costs grow by slowest_of(2).
+// A host-bound plan of 4 ranks with sampled processes waits for the slowest: its host costs grow by slowest_of(4).
 TEST(FrameworkHost, HostBoundStepOfSeveralRanksWaitsForTheSlowestProcess) {
   const Inputs s = tp_setup("tp=1,pp=1,dp=4,mbs=1,gbs=16");
-  auto compute = ComputeModel::datasheet(s.cluster.gpu_spec());
-  ASSERT_TRUE(compute.has_value());
-  const CollectiveModel coll(s.cluster, datasheet_collective_params());
   PredictOptions o;
   o.host = FrameworkHostCost{"test", "test", Seconds(20e-3), Seconds(20e-3), {}};
-  auto typical = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  auto typical = predict_on_datasheet(s, o);
   ASSERT_TRUE(typical.has_value()) << typical.error().str();
   o.host->process_samples = {0.8, 1.0, 1.0, 1.5};
-  auto sampled = predict(s.model, s.plan, s.cluster, coll, *compute, o);
+  auto sampled = predict_on_datasheet(s, o);
   ASSERT_TRUE(sampled.has_value()) << sampled.error().str();
   // 4 micro-batches x 16 layers x 20 ms = 1.28 s of host per rank, far above the GPU's work: the step is the
   // host's and scales with it. E[max of 4] = (0.8 * 1 + 1.0 * 15 + 1.0 * 65 + 1.5 * 175) / 256.
