@@ -31,7 +31,9 @@ double FrameworkHostCost::slowest_of(int ranks) const {
     expected += x[i] * (upto - below);
     below = upto;
   }
-  return expected;
+  // The costs come from the median process; with low outliers the expected slowest of a few can fall below it,
+  // but the slowest of several ranks is never expected to be faster than the typical one.
+  return std::max(1.0, expected);
 }
 
 namespace {

@@ -122,6 +122,8 @@ TEST(FrameworkHost, SlowestOfNRanksIsTheExpectedMaximumOfTheSampledProcesses) {
   EXPECT_NEAR(c.slowest_of(2), 1.1, 1e-12);
   EXPECT_NEAR(c.slowest_of(3), 30.7 / 27.0, 1e-12);
   EXPECT_NEAR(c.slowest_of(100000), 1.2, 1e-12);  // never beyond the slowest process measured
+  c.process_samples = {0.5, 1.0, 1.01};  // a low outlier: E[max of 2] = (0.5 + 3 + 5.05) / 9 = 0.95 < 1
+  EXPECT_EQ(c.slowest_of(2), 1.0);       // never faster than the median process the costs came from
 }
 
 // A host-bound plan of 4 ranks with sampled processes waits for the slowest: its host costs grow by slowest_of(4).

@@ -61,23 +61,7 @@ echo "$EST" > $D/estimates.txt
 TAG=unknown
 pack() { tar czf $OUT/blind24-$PART-$TAG.tar.gz -C $D . 2>/dev/null
          cp $D/predictions-$PART.json $D/report-$PART.md $OUT/ 2>/dev/null; true; }
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-# stage NAME TIMEOUT_S CMD...: runs CMD with min(TIMEOUT_S, budget left - 5) seconds, records exit and time, packs.
-stage() {
-  local name=$1 to=$2; shift 2
-  local l=$(( $(left) - 5 )); [ $to -gt $l ] && to=$l
-  if [ $to -lt 5 ]; then echo "== SKIP $name: budget spent" | tee -a $LOG; printf '%s\tskipped\t0\n' $name >> $D/stages.tsv; return 1; fi
-  echo "== $(date -u +%T) [$(( $(date +%s) - T0 )) s] $name (timeout $to s): $*" | tee -a $LOG
-  local t=$(date +%s)
-  timeout -k 10 $to "$@" >> $LOG 2>&1
-  local rc=$?
-  printf '%s\t%d\t%d\n' $name $rc $(( $(date +%s) - t )) | tee -a $D/stages.tsv $LOG
-  pack; return $rc
-}
-nvlibs() {  # the CUDA runtime / NCCL of the pip wheels, for the C++ programs
-  local sp; sp=$($PY -c 'import site;print(site.getsitepackages()[0])')
-  find "$sp/nvidia" -name lib -type d 2>/dev/null | sort | tr '\n' :
-}
+source validation/device/stages.sh  # left, stage, nvlibs
 
 # 0. environment
 device_environment $D/environment.txt

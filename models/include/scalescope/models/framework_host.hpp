@@ -38,7 +38,8 @@ struct FrameworkHostCost {
   /// The host time of the slowest of `ranks` processes relative to the costs above: the expected
   /// maximum of `ranks` independent draws from `process_samples` (their empirical distribution:
   /// E[max] = sum_i x_(i) ((i/K)^N - ((i-1)/K)^N) over the K sorted samples). 1 for one rank or
-  /// without samples; at most the largest sample however many ranks.
+  /// without samples; at least 1 (low outliers can pull the expected maximum of a few below the
+  /// median the costs came from); at most the largest sample however many ranks.
   double slowest_of(int ranks) const;
 
   /// The cost that applies to `plan`'s layers when `processes_on_host` ranks run on each host:
