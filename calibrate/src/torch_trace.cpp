@@ -8,6 +8,7 @@
 
 #include "scalescope/models/counts.hpp"
 #include "scalescope/models/stack_profile.hpp"
+#include "scalescope/sim/statistics.hpp"
 #include "torch_trace_impl.hpp"
 
 namespace scalescope::calib {
@@ -90,12 +91,7 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
                                                          std::to_string(t.size()));
     for (double v : t)
       if (!(v > 0.0 && v < 3600.0)) return input_error("", "--host-process-times", "expected seconds in (0, 3600)");
-    if (!o.host_step_time_s) {
-      std::vector<double> sorted = t;
-      std::sort(sorted.begin(), sorted.end());
-      const std::size_t n = sorted.size();
-      o.host_step_time_s = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    }
+    if (!o.host_step_time_s) o.host_step_time_s = scalescope::median(t);  // as run_steps.py's (Python's) median
   }
   if (o.micro_batch <= 0 || o.micro_batch > (1 << 20))
     return input_error("", "--micro-batch", "expected the traced step's micro-batch size (1 to 1048576)");

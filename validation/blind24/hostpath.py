@@ -646,15 +646,7 @@ def cmd_measure(a):
     import torch.distributed as dist
     import families
     import parallel
-    rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
-    timeout = datetime.timedelta(seconds=a.pg_timeout_s)
-    if a.device == "cuda":
-        torch.cuda.set_device(local)
-        device = torch.device("cuda", local)
-        dist.init_process_group("nccl", timeout=timeout, device_id=device, rank=rank, world_size=world)
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group("gloo", timeout=timeout, rank=rank, world_size=world)
+    device, rank = RP.init_group(torch, dist, a.device, world, a.pg_timeout_s)
     ctx = parallel.Ctx(device, rank, world)
     if a.tiny:
         import tiny
@@ -800,6 +792,31 @@ def pct(x):
     return "n/a" if x is None else f"{100 * x:+.1f}%"
 
 
+def point_tables(rows, summary, variants, primary=None):
+    """The per-point table (launches, their median and spread, each variant's prediction and error) and the error
+    summary per variant (the pre-registered one marked), as markdown lines."""
+    L = ["", "Per point: every launch's step time (median of its steps, slowest rank), their median and max/min; "
+         "each variant's prediction and its signed error against the median of the launches.", "",
+         "| point | launches (s) | median | max/min | " + " | ".join(f"{v} | err" for v in variants) + " |",
+         "|---|---|---:|---:|" + "---:|---:|" * len(variants)]
+    for r in rows:
+        ls = ", ".join(f"{x['step_time_s']:.4f}" for x in r["launches"]) or "not measured"
+        errs = r.get("errors", {})
+        L.append(f"| {r['id']} | {ls} | {f4(r.get('measured_median'))} | "
+                 f"{'n/a' if 'launch_spread' not in r else format(r['launch_spread'], '.3f')} | "
+                 + " | ".join(f"{f4(r['predicted'][v])} | {pct(errs.get(v))}" for v in variants) + " |")
+    L += ["", "| variant | points | n | median abs error | p90 abs error | max | mean signed |",
+          "|---|---|---:|---:|---:|---:|---:|"]
+    for v in variants:
+        for label, s in summary.get(v, {}).items():
+            L.append(f"| {v}{' (pre-registered)' if v == primary else ''} | {label} | {s['n']} | "
+                     f"{100 * s['median_abs']:.1f}% | {100 * s['p90_abs']:.1f}% | {100 * s['max_abs']:.1f}% | "
+                     f"{100 * s['mean_signed']:+.1f}% |")
+    if not summary:
+        L.append("| (no point both predicted and measured) | | | | | | |")
+    return L
+
+
 def markdown(preds, rows, summary, skipped):
     L = [f"### Issue 24, part G: the host path of N-rank FSDP2 ({preds.get('gpu', '')}), predictions by commit "
          f"{preds['commit']} ({preds['predicted_utc']}), calibration `{preds['calibration']}`", "",
@@ -817,24 +834,7 @@ def markdown(preds, rows, summary, skipped):
                            for r in h.get("conc_rounds", []))
         L.append(f"| {m} | {', '.join(f4(x) for x in (seq.get('processes') or []))} | {f4(h['variants'].get('seq'))} "
                  f"| {rounds} | {f4(h['variants'].get('conc-median'))} | {f4(h['variants'].get('conc-max'))} |")
-    L += ["", "Per point: every launch's step time (median of its steps, slowest rank), their median and max/min; "
-          "each variant's prediction and its signed error against the median of the launches.", "",
-          "| point | launches (s) | median | max/min | " + " | ".join(f"{v} | err" for v in VARIANTS) + " |",
-          "|---|---|---:|---:|" + "---:|---:|" * len(VARIANTS)]
-    for r in rows:
-        ls = ", ".join(f"{x['step_time_s']:.4f}" for x in r["launches"]) or "not measured"
-        errs = r.get("errors", {})
-        L.append(f"| {r['id']} | {ls} | {f4(r.get('measured_median'))} | "
-                 f"{'n/a' if 'launch_spread' not in r else format(r['launch_spread'], '.3f')} | "
-                 + " | ".join(f"{f4(r['predicted'][v])} | {pct(errs.get(v))}" for v in VARIANTS) + " |")
-    L += ["", "| variant | points | n | median abs error | p90 abs error | max | mean signed |",
-          "|---|---|---:|---:|---:|---:|---:|"]
-    for v in VARIANTS:
-        for label, s in summary.get(v, {}).items():
-            L.append(f"| {v} | {label} | {s['n']} | {100 * s['median_abs']:.1f}% | {100 * s['p90_abs']:.1f}% | "
-                     f"{100 * s['max_abs']:.1f}% | {100 * s['mean_signed']:+.1f}% |")
-    if not summary:
-        L.append("| (no point both predicted and measured) | | | | | | |")
+    L += point_tables(rows, summary, VARIANTS)
     if skipped:
         L += ["", "Skipped (budget): " + ", ".join(skipped)]
     return "\n".join(L) + "\n"
@@ -880,25 +880,7 @@ def markdown_h(preds, rows, summary, skipped):
             L.append(f"| {name} | {m} | {', '.join(f4(x) for x in (seq.get('processes') or [])) or 'none'} | "
                      f"{f4(h['variants'].get('seq'))} | {rounds} | {pool} | "
                      f"{'n/a' if fac is None else format(fac, '.3f')} |")
-    L += ["", "Per point: every launch's step time (median of its steps, slowest rank), their median and max/min; "
-          "each variant's prediction and its signed error against the median of the launches.", "",
-          "| point | launches (s) | median | max/min | " + " | ".join(f"{v} | err" for v in variants) + " |",
-          "|---|---|---:|---:|" + "---:|---:|" * len(variants)]
-    for r in rows:
-        ls = ", ".join(f"{x['step_time_s']:.4f}" for x in r["launches"]) or "not measured"
-        errs = r.get("errors", {})
-        L.append(f"| {r['id']} | {ls} | {f4(r.get('measured_median'))} | "
-                 f"{'n/a' if 'launch_spread' not in r else format(r['launch_spread'], '.3f')} | "
-                 + " | ".join(f"{f4(r['predicted'][v])} | {pct(errs.get(v))}" for v in variants) + " |")
-    L += ["", "| variant | points | n | median abs error | p90 abs error | max | mean signed |",
-          "|---|---|---:|---:|---:|---:|---:|"]
-    for v in variants:
-        for label, s in summary.get(v, {}).items():
-            L.append(f"| {v}{' (pre-registered)' if v == preds.get('primary_variant') else ''} | {label} | {s['n']} | "
-                     f"{100 * s['median_abs']:.1f}% | {100 * s['p90_abs']:.1f}% | {100 * s['max_abs']:.1f}% | "
-                     f"{100 * s['mean_signed']:+.1f}% |")
-    if not summary:
-        L.append("| (no point both predicted and measured) | | | | | | |")
+    L += point_tables(rows, summary, variants, preds.get("primary_variant"))
     missing = [pid for pid, r in preds["points"].items() if not r["step_time_s"]]
     if missing:
         why = {pid: "; ".join(str(x.get("error", ""))[:120] for x in preds["points"][pid]["variants"].values())

@@ -118,6 +118,21 @@ def measure(p, ctx, args, torch, dist, families, parallel):
     return rec
 
 
+def init_group(torch, dist, device_kind, world, pg_timeout_s):
+    """This launch's default process group (NCCL on this rank's GPU, gloo on a CPU): returns (device, rank)."""
+    rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29521")
+    timeout = datetime.timedelta(seconds=pg_timeout_s)
+    if device_kind == "cuda":
+        torch.cuda.set_device(local)
+        device = torch.device("cuda", local)
+        dist.init_process_group("nccl", timeout=timeout, device_id=device, rank=rank, world_size=world)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo", timeout=timeout, rank=rank, world_size=world)
+    return device, rank
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F"])
@@ -149,17 +164,7 @@ def main():
     import torch.distributed as dist
     import families
     import parallel
-    rank, local = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29521")
-    timeout = datetime.timedelta(seconds=a.pg_timeout_s)
-    if a.device == "cuda":
-        torch.cuda.set_device(local)
-        device = torch.device("cuda", local)
-        dist.init_process_group("nccl", timeout=timeout, device_id=device, rank=rank, world_size=world)
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group("gloo", timeout=timeout, rank=rank, world_size=world)
+    device, rank = init_group(torch, dist, a.device, world, a.pg_timeout_s)
     ctx = parallel.Ctx(device, rank, world)
     if a.tiny:
         pts = [tiny.point(p, os.path.join(a.out, "tiny-models")) for p in pts]
