@@ -15,6 +15,13 @@ set -uo pipefail
 TAG=${1:?usage: session_measure9.sh TAG}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 SET=${BLIND9_SET:-s9}
+# The traces and calibration the predictions use are TAG's (validation/session9/TAG/): refuse a lease whose GPU 0 is
+# another type (session 15: an `nvidia-h200` call came as the warm H100 and its results had to be discarded).
+GPU0=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+case "$TAG:$GPU0" in
+  h100:*H100*|h200:*H200*) ;;
+  *) echo "$0: TAG $TAG but GPU 0 is '$GPU0': not measuring" >&2; exit 4 ;;
+esac
 D=/tmp/measure9; rm -rf $D; mkdir -p $D
 source validation/device/guard.sh
 LOG=$D/session.log
