@@ -4,6 +4,8 @@
 #   BLIND9_SET=s12 bash validation/device/session_measure9.sh TAG    (session 12: the shapes of blind9.py SHAPES12)
 #   BLIND9_SET=s15 bash validation/device/session_measure9.sh TAG    (session 15: SHAPES15; the host-bound timing is
 #       the median of 5 processes, at 1x32 (the prediction) and 1x256 (reported beside it))
+#   MEASURE_PROCS=3 ... (session 16): each measured shape is the median of 3 processes, not one process's timing
+#       (a host-bound step differs 14-28% between processes, session 14: the measurement is as noisy as the input)
 # In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
 #  1. the one unprofiled host-bound timing each program's import needs (1x32, GPU idle);
 #  2. the PREDICTIONS, by the committed code (devbin/scalescope built from the commit recorded in them) from the
@@ -27,7 +29,7 @@ source validation/device/guard.sh
 LOG=$D/session.log
 device_environment $D/environment.txt
 git -C . rev-parse HEAD >> $D/environment.txt 2>/dev/null || true
-pack() { tar czf $OUT/measure9-$TAG-$SET.tar.gz -C $D . ; }
+pack() { tar czf $OUT/measure9-$TAG-$SET${MEASURE_PROCS:+-mp$MEASURE_PROCS}.tar.gz -C $D . ; }
 stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure"
 
@@ -47,13 +49,14 @@ echo "predict exit $?" | tee -a $LOG
 pack
 [ -s $D/predictions.json ] || { echo "no predictions: not measuring" | tee -a $LOG; exit 1; }
 
-stamp "3. measurements"
-timeout 200 $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json \
+MP=${MEASURE_PROCS:-1}; MARGS=""; [ $MP -gt 1 ] && MARGS="--processes $MP"
+stamp "3. measurements ($MP process(es) per shape)"
+timeout $(( 200 * MP )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json \
   --shapes $(python3 validation/programs/blind9.py shapes $SET gpt-ln) \
-  --out $D/measured-gpt-ln.json >> $LOG 2>&1; pack
-timeout 260 $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
+  $MARGS --out $D/measured-gpt-ln.json >> $LOG 2>&1; pack
+timeout $(( 260 * MP )) $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
   --shapes $(python3 validation/programs/blind9.py shapes $SET hf-llama) \
-  --out $D/measured-hf-llama.json >> $LOG 2>&1; pack
+  $MARGS --out $D/measured-hf-llama.json >> $LOG 2>&1; pack
 stamp "done"; uptime >> $LOG; pack
 python3 validation/programs/blind9.py report --predictions $D/predictions.json --measured-dir $D | tee -a $LOG
 pack; ls -la $D $OUT
