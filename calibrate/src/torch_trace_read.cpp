@@ -123,6 +123,7 @@ class Handler : public nlohmann::json::json_sax_t {
     if (depth_ == 3 && in_events_) begin_event();
     if (depth_ == 3 && in_devices_ && ev_.gpu_name.empty()) device_obj_ = true;
     if (depth_ == 4 && in_event_ && frames_[3].key == "args") in_args_ = true;
+    if (dims_ && depth_ == 6) cur_ = kNoInput;  // an object where an input's dims belong: no input
     return true;
   }
   bool end_object() override {
@@ -140,22 +141,24 @@ class Handler : public nlohmann::json::json_sax_t {
     if (depth_ == 2 && frames_[1].key == "deviceProperties") in_devices_ = true;
     if (in_args_ && depth_ == 5 && frames_[4].key == "Input Dims") dims_ = true;
     if (in_args_ && depth_ == 5 && frames_[4].key == "Input type") types_ = true;
+    if (dims_ && depth_ == 5) cur_ = kNoInput;
     if (dims_ && depth_ == 6) {
       if (op_.inputs.size() < kMaxInputs) op_.inputs.emplace_back();
-      cur_ = op_.inputs.size() <= kMaxInputs ? &op_.inputs.back() : nullptr;
-      if (cur_) cur_->elements = 1.0;
+      cur_ = op_.inputs.size() - 1;
+      op_.inputs[cur_].elements = 1.0;
       tensor_ = 1.0;
     }
-    if (dims_ && depth_ == 7 && cur_) {
-      if (!cur_->list) cur_->elements = 0.0;
-      cur_->list = true;
+    if (OpInput* in = dims_ && depth_ == 7 ? current_input() : nullptr) {
+      if (!in->list) in->elements = 0.0;
+      in->list = true;
       tensor_ = 1.0;
     }
     return true;
   }
   bool end_array() override {
-    if (dims_ && depth_ == 7 && cur_) cur_->elements += tensor_;
-    if (dims_ && depth_ == 6 && cur_ && !cur_->list && cur_->dims.empty()) cur_->elements = 0.0;  // a scalar
+    if (OpInput* in = dims_ && depth_ == 7 ? current_input() : nullptr) in->elements += tensor_;
+    if (OpInput* in = dims_ && depth_ == 6 ? current_input() : nullptr; in && !in->list && in->dims.empty())
+      in->elements = 0.0;  // a scalar
     if (dims_ && depth_ == 5) dims_ = false;
     if (types_ && depth_ == 5) types_ = false;
     if (depth_ == 2) in_events_ = in_devices_ = false;
@@ -199,7 +202,13 @@ class Handler : public nlohmann::json::json_sax_t {
     total_alloc_ = bytes_ = 0.0;
     device_type_ = 0;
     op_ = CpuOp{};
+    cur_ = kNoInput;
   }
+
+  /// The input whose dims are being read: an index, not a pointer, since op_.inputs reallocates and every event
+  /// starts a new op_ (a pointer kept across events was a heap use-after-free, found by fuzzing in session 16:
+  /// an "Input Dims" entry that is an object holding an array read the previous event's freed input).
+  OpInput* current_input() { return cur_ < op_.inputs.size() ? &op_.inputs[cur_] : nullptr; }
 
   bool scalar(std::optional<double> num, const std::string* s) {
     if (device_obj_ && depth_ == 3 && key_ == "name" && s) ev_.gpu_name = *s;
@@ -222,9 +231,9 @@ class Handler : public nlohmann::json::json_sax_t {
       else if (key_ == "Device Type") device_type_ = *num == 1.0 ? 1 : 0;  // 1: CUDA; nothing else is used
       return true;
     }
-    if (dims_ && (depth_ == 6 || depth_ == 7) && cur_ && num) {
-      if (depth_ == 6 && cur_->dims.size() < 16) cur_->dims.push_back(to_id(*num));
-      if (depth_ == 6) cur_->elements *= *num;
+    if (OpInput* in = dims_ && (depth_ == 6 || depth_ == 7) && num ? current_input() : nullptr) {
+      if (depth_ == 6 && in->dims.size() < 16) in->dims.push_back(to_id(*num));
+      if (depth_ == 6) in->elements *= *num;
       else tensor_ *= *num;
       return true;
     }
@@ -326,7 +335,8 @@ class Handler : public nlohmann::json::json_sax_t {
   double ts_ = 0.0, dur_ = 0.0, total_alloc_ = 0.0, bytes_ = 0.0;
   int device_type_ = 0;
   CpuOp op_;
-  OpInput* cur_ = nullptr;
+  static constexpr std::size_t kNoInput = static_cast<std::size_t>(-1);
+  std::size_t cur_ = kNoInput;  ///< index in op_.inputs of the input whose dims are being read
   double tensor_ = 1.0;
   std::size_t type_index_ = 0;
   std::size_t kept_bytes_ = 0;  ///< estimated memory of what ev_ holds

@@ -107,6 +107,21 @@ TEST(TorchTraceRead, IdsBeyondSixtyFourBitsAreAbsentNotConverted) {
   EXPECT_NE(error_of(d.write("ids.json", text)).find("no GPU kernels launched inside the step"), std::string::npos);
 }
 
+TEST(TorchTraceRead, AnInputDimsObjectNeverReachesThePreviousEventsInputs) {
+  // Session 16's fuzz crash (fuzz/regressions/torch_trace/crash-input-dims-object-after-open-event.json): an event
+  // that is not a complete CPU op ("ph": "B") keeps its inputs until the next event starts and frees them; the
+  // reader kept a pointer to the input whose dims it was reading, and an "Input Dims" entry that is an object
+  // holding an array made it read and write that freed input (AddressSanitizer: heap-use-after-free, so this test
+  // fails under the asan preset without the fix). The trace has no kernels: the import must end with that error.
+  Dir d;
+  const std::string text = R"({"traceEvents": [
+    {"ph": "B", "cat": "cpu_op", "name": "aten::mm", "tid": 1, "ts": 1, "dur": 2,
+     "args": {"Input Dims": [[2, 3], [3, 4]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "tid": 1, "ts": 4, "dur": 2,
+     "args": {"Input Dims": [{"a": [[5]]}, [7, 8]]}}]})";
+  EXPECT_NE(error_of(d.write("dims-object.json", text)).find("no GPU kernels"), std::string::npos);
+}
+
 TEST(TorchTraceRead, ImportOptionsAreHeldToTheModelLoadersRanges) {
   TraceImportOptions o = options();
   o.layers = 99999999;
