@@ -554,7 +554,7 @@ if blind24:
               "Each point is one launch: host-bound multi-process points vary between launches by more than the goals",
               "(gpt-ln ZeRO-3 on 2 GPUs: 0.064-0.099 s over 13 launches on 4 leases,",
               "validation/blind24/session13/README.md), so their single-launch errors carry that spread. Part G",
-              "(session 15) measures each point in 3 launches and compares with their median.", ""]
+              "(session 15) measures each point in 3 launches and compares with their median, part H (session 16) in 2.", ""]
     for f in blind24:
         lines += ["Source: `" + f + "`", ""]
         lines += open(f).read().replace("### Issue 24,", "### Issue 24 (" + f.split("/")[2] + "),").splitlines() + [""]
