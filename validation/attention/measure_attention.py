@@ -31,13 +31,18 @@ def default_shapes():
                 yield dict(label=name, batch=b, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=True)
 
 
-def measure(sh):
+BACKENDS = {"flash": (SDPBackend.FLASH_ATTENTION, "torch SDPA flash backend"),
+            "cudnn": (SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN backend (cuDNN fused attention, as Transformer "
+                                                  "Engine's FusedAttention runs on Hopper)")}
+
+
+def measure(sh, backend="flash"):
     b, heads, kv, d, s, causal = (sh[k] for k in ("batch", "heads", "kv_heads", "head_dim", "seq", "causal"))
     q = torch.randn(b, heads, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     v = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     gqa = kv != heads
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+    with sdpa_kernel(BACKENDS[backend][0]):
         fwd = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa))
         out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
         g = torch.randn_like(out)
@@ -56,6 +61,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out")
     p.add_argument("--shapes", help="JSON with an 'attention' list of shapes (scalescope calibrate shapes)")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default="flash",
+                   help="the SDPA kernel to time (default flash; cudnn is the kernel Transformer Engine runs)")
     a = p.parse_args()
     shapes = list(default_shapes())
     if a.shapes:
@@ -64,14 +71,16 @@ def main():
     rows, t0 = [], time.time()
     for i, sh in enumerate(shapes):
         try:
-            rows.append(measure(sh))
+            rows.append(measure(sh, a.backend))
         except torch.cuda.OutOfMemoryError as e:
             print(f"skipped {sh}: out of memory ({str(e)[:120]})", file=sys.stderr)
+        except RuntimeError as e:  # e.g. no kernel of this backend for the shape (GQA, head size)
+            print(f"skipped {sh}: {a.backend} cannot run it ({str(e)[:200]})", file=sys.stderr)
         torch.cuda.empty_cache()
         print(f"[{i + 1}/{len(shapes)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
     meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
                 cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                method="torch SDPA flash backend, bf16, causal, GQA where kv heads < heads; median of 20 CUDA-event "
+                method=BACKENDS[a.backend][1] + ", bf16, causal, GQA where kv heads < heads; median of 20 CUDA-event "
                        "timings after 3 warm-ups", rows=rows)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
