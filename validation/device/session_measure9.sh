@@ -6,6 +6,17 @@
 #       the median of 5 processes, at 1x32 (the prediction) and 1x256 (reported beside it))
 #   MEASURE_PROCS=3 ... (session 16): each measured shape is the median of 3 processes, not one process's timing
 #       (a host-bound step differs 14-28% between processes, session 14: the measurement is as noisy as the input)
+#   MEASURE_STEPS=20 ...: timed steps per measured shape (default 10), 20 as the host timing times its shapes
+#   BLIND9_SESSION_DIR=DIR ...: predict from the traces and calibration session_traces9.sh wrote on THIS lease (DIR
+#       holds TAG-gpu.json, TAG-attention.json, traces/) instead of session 9's (another lease: session 16's H200
+#       repeat was 3-10% fast on GPU-bound shapes and could not tell lease speed from model error)
+# The next H200 check (prepared in session 16), two calls on one nvidia-h200 lease:
+#   1. devbin/shapes.json from `scalescope calibrate shapes --model validation/programs/gpt-ln-0.5b.json --model
+#      validation/programs/hf-llama-0.9b/config.json --mbs 1 2 4 8 --seq 128 256 512 768 1024 1536 2048 4096` (the
+#      grid of session 9), then `bash validation/device/session_traces9.sh h200` (about 450 s);
+#   2. its traces9-h200.tar.gz unpacked here into build-lease/traces9 and carried: `BLIND9_SESSION_DIR=
+#      build-lease/traces9 MEASURE_PROCS=3 MEASURE_STEPS=20 BLIND9_SET=s16 bash validation/device/session_measure9.sh
+#      h200` (about 300 s).
 # In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
 #  1. the one unprofiled host-bound timing each program's import needs (1x32, GPU idle);
 #  2. the PREDICTIONS, by the committed code (devbin/scalescope built from the commit recorded in them) from the
@@ -34,7 +45,7 @@ stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure"
 
 HOST_SHAPES=1x32; HOST_PROC=""; HT=1
-[ $SET = s15 ] && { HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2; }
+case $SET in s15|s16) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
 stamp "1. host-bound timing ($HOST_SHAPES $HOST_PROC)"
 timeout $(( 120 * HT )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes $HOST_SHAPES \
   --steps 20 $HOST_PROC --out $D/host-gpt-ln.json >> $LOG 2>&1
@@ -44,17 +55,18 @@ pack
 
 stamp "2. predictions (before any measured shape)"
 SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
-  --set $SET --host-shapes $HOST_SHAPES --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
+  --set $SET --host-shapes $HOST_SHAPES ${BLIND9_SESSION_DIR:+--session-dir $BLIND9_SESSION_DIR} --work $D/stacks \
+  -o $D/predictions.json >> $LOG 2>&1
 echo "predict exit $?" | tee -a $LOG
 pack
 [ -s $D/predictions.json ] || { echo "no predictions: not measuring" | tee -a $LOG; exit 1; }
 
-MP=${MEASURE_PROCS:-1}; MARGS=""; [ $MP -gt 1 ] && MARGS="--processes $MP"
+MP=${MEASURE_PROCS:-1}; MARGS="--steps ${MEASURE_STEPS:-10}"; [ $MP -gt 1 ] && MARGS="$MARGS --processes $MP"
 stamp "3. measurements ($MP process(es) per shape)"
-timeout $(( 200 * MP )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json \
+timeout $(( 200 * MP * ${MEASURE_STEPS:-10} / 10 )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json \
   --shapes $(python3 validation/programs/blind9.py shapes $SET gpt-ln) \
   $MARGS --out $D/measured-gpt-ln.json >> $LOG 2>&1; pack
-timeout $(( 260 * MP )) $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
+timeout $(( 260 * MP * ${MEASURE_STEPS:-10} / 10 )) $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
   --shapes $(python3 validation/programs/blind9.py shapes $SET hf-llama) \
   $MARGS --out $D/measured-hf-llama.json >> $LOG 2>&1; pack
 stamp "done"; uptime >> $LOG; pack

@@ -51,7 +51,15 @@ SHAPES15 = {
     "gpt-ln": ["1x512", "3x512", "2x1536", "12x512", "1x3072", "5x2048"],
     "hf-llama": ["1x256", "2x512", "1x1536", "3x1024", "6x1024", "2x3072"],
 }
-SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15}
+# Session 16 (prepared for the next H200 check, never traced, timed or measured in any earlier set): session 16's
+# H200 repeat of SHAPES15 missed the goal with session 9's traces of another lease; the next check takes the traces
+# and the calibration on the measuring lease (--session-dir) and times every measured shape as the host timing is
+# timed (20 steps, median of 3 processes: session_measure9.sh MEASURE_PROCS=3 MEASURE_STEPS=20).
+SHAPES16 = {
+    "gpt-ln": ["2x256", "1x1024", "6x512", "3x1024", "10x1024", "3x3072"],
+    "hf-llama": ["1x384", "3x256", "1x2048", "4x1024", "5x1024", "3x2048"],
+}
+SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -72,10 +80,9 @@ def git_commit():
         return "unknown"
 
 
-def simulate(bin_, prog, shape, gpu, framework):
+def simulate(bin_, prog, shape, gpu, framework, session):
     mbs, seq = (int(x) for x in shape.split("x"))
     p = PROGRAMS[prog]
-    session = f"validation/session9/{gpu}"
     plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},precision={p['precision']}"
     out, err = run([bin_, "simulate", "--model", p["model"], "--cluster", CLUSTER[gpu], "--gpus", "1", "--plan", plan,
                     "--framework", framework, "--calibration", f"{session}/{gpu}-gpu.json,{session}/{gpu}-attention.json",
@@ -86,9 +93,10 @@ def simulate(bin_, prog, shape, gpu, framework):
 
 
 def cmd_predict(a):
-    meta_dir = f"validation/session9/{a.gpu}/traces"
+    session = a.session_dir or f"validation/session9/{a.gpu}"
+    meta_dir = f"{session}/traces"
     host_shapes = a.host_shapes.split(",")
-    preds = {"schema": "scalescope.blind-predictions/1", "gpu": a.gpu, "commit": git_commit(),
+    preds = {"schema": "scalescope.blind-predictions/1", "gpu": a.gpu, "commit": git_commit(), "session_dir": session,
              "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "host_shape": host_shapes[0], "other_host_shapes": host_shapes[1:], "shape_set": a.set, "programs": {}}
     os.makedirs(a.work, exist_ok=True)
@@ -111,10 +119,10 @@ def cmd_predict(a):
         stack = stacks[host_shapes[0]]
         rows = []
         for shape in SHAPE_SETS[a.set][prog]:
-            rows.append({"shape": shape, "imported": simulate(a.scalescope, prog, shape, a.gpu, stack),
-                         "builtin": simulate(a.scalescope, prog, shape, a.gpu, "pytorch-eager")})
+            rows.append({"shape": shape, "imported": simulate(a.scalescope, prog, shape, a.gpu, stack, session),
+                         "builtin": simulate(a.scalescope, prog, shape, a.gpu, "pytorch-eager", session)})
             for hs in host_shapes[1:]:
-                rows[-1][f"imported_host_{hs}"] = simulate(a.scalescope, prog, shape, a.gpu, stacks[hs])
+                rows[-1][f"imported_host_{hs}"] = simulate(a.scalescope, prog, shape, a.gpu, stacks[hs], session)
             print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
         rel = lambda f: os.path.relpath(f, ROOT) if f.startswith(ROOT) else f  # noqa: E731
         preds["programs"][prog] = {"stack": rel(stack), "host_step_time_s": host_rows[host_shapes[0]]["step_time_s"],
@@ -182,9 +190,12 @@ def main():
     pr.add_argument("--scalescope", default=os.path.join(ROOT, "build-ci", "cli", "scalescope"))
     pr.add_argument("--host-dir", required=True)
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
-                    "s12: session 12's, s15: session 15's)")
+                    "s12: session 12's, s15: session 15's, s16: prepared in session 16)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
+    pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "
+                    "(DIR/GPU-gpu.json, DIR/GPU-attention.json) to predict from, as session_traces9.sh writes them "
+                    "(default validation/session9/GPU: session 9's, another lease)")
     pr.add_argument("--work", default="/tmp/blind9")
     pr.add_argument("-o", "--out", required=True)
     sh = sub.add_parser("shapes", help="print a set's shapes of one program, comma-separated")
