@@ -16,7 +16,8 @@
 #      grid of session 9), then `bash validation/device/session_traces9.sh h200` (about 450 s);
 #   2. its traces9-h200.tar.gz unpacked here into build-lease/traces9 and carried: `BLIND9_SESSION_DIR=
 #      build-lease/traces9 MEASURE_PROCS=3 MEASURE_STEPS=20 BLIND9_SET=s16 bash validation/device/session_measure9.sh
-#      h200` (about 300 s).
+#      h200` (about 300 s; DIAG_TRACE=1 adds a profiler trace of each program's largest shape after the
+#      measurements, about 60 s, to compare the predicted breakdown with the kernels kernel class by class).
 # In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
 #  1. the one unprofiled host-bound timing each program's import needs (1x32, GPU idle);
 #  2. the PREDICTIONS, by the committed code (devbin/scalescope built from the commit recorded in them) from the
@@ -69,6 +70,15 @@ timeout $(( 200 * MP * ${MEASURE_STEPS:-10} / 10 )) $RS --program gpt-ln --model
 timeout $(( 260 * MP * ${MEASURE_STEPS:-10} / 10 )) $RS --program hf-llama --model validation/programs/hf-llama-0.9b/config.json \
   --shapes $(python3 validation/programs/blind9.py shapes $SET hf-llama) \
   $MARGS --out $D/measured-hf-llama.json >> $LOG 2>&1; pack
+if [ -n "${DIAG_TRACE:-}" ]; then  # after every measurement: where the GPU-bound error sits, kernel class by class
+  for prog in gpt-ln hf-llama; do   # (session 16: GPU-bound shapes 3-11% fast on H200, growing with seq)
+    shape=$(python3 validation/programs/blind9.py shapes $SET $prog | tr ',' '\n' | tail -1)
+    model=validation/programs/gpt-ln-0.5b.json; [ $prog = hf-llama ] && model=validation/programs/hf-llama-0.9b/config.json
+    stamp "diagnostic trace $prog $shape"
+    timeout 150 python3 validation/programs/run_steps.py trace --program $prog --model $model --mbs ${shape%x*} \
+      --seq ${shape#*x} --out $D/diag-traces --name $prog-mbs${shape%x*}-seq${shape#*x} >> $LOG 2>&1; pack
+  done
+fi
 stamp "done"; uptime >> $LOG; pack
 python3 validation/programs/blind9.py report --predictions $D/predictions.json --measured-dir $D | tee -a $LOG
 pack; ls -la $D $OUT
