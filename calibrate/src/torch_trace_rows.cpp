@@ -289,6 +289,9 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
           Json row{{"name", name}, {"kind", "attention"}, {"pass", backward ? "backward" : "forward"},
                    {"batch", eb}, {"heads", eh}, {"kv_heads", ek}, {"head_dim", ed}, {"seq", es}, {"causal", true},
                    {"io", backward ? "8*(Q+K)*T" : "4*(Q+K)*T"}};
+          // The kernel that ran: torch's SDPA picks cuDNN's fused attention on Hopper (aten::_cudnn_attention_*),
+          // whose rate differs from FlashAttention-2's by up to 2x; the profile's rows of that kernel price it.
+          if (has(op, "cudnn")) row["backend"] = "cudnn";
           add(phase, row.dump(), row, us, 0.0, "", per_layer);
           continue;
         }

@@ -21,6 +21,8 @@ std::string_view to_string(Provenance p) {
   return "?";
 }
 
+std::string_view to_string(AttentionBackend b) { return b == AttentionBackend::cudnn ? "cudnn" : "flash"; }
+
 double AttentionShape::forward_flops() const {
   const double f = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq) *
                    static_cast<double>(seq) * static_cast<double>(head_dim);
@@ -214,10 +216,15 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
     return f / (backward ? a.backward : a.forward).value;
   };
   const auto x = point(sh);
+  // The rows of the shape's own kernel when there are any of this dtype and causality; else every row.
+  const bool own_backend = std::any_of(attention_.begin(), attention_.end(), [&](const AttentionSample& a) {
+    return a.dtype == dtype && a.shape.causal == sh.causal && a.shape.backend == sh.backend;
+  });
   std::vector<Near> near;
   for (std::size_t i = 0; i < attention_.size(); ++i) {
     const AttentionSample& a = attention_[i];
     if (a.dtype != dtype || a.shape.causal != sh.causal) continue;
+    if (own_backend && a.shape.backend != sh.backend) continue;
     if (a.shape.batch == sh.batch && a.shape.heads == sh.heads && a.shape.kv_heads == sh.kv_heads &&
         a.shape.head_dim == sh.head_dim && a.shape.seq == sh.seq) {
       return KernelCost{Seconds(flops / rate_of(a)), Provenance::measured};

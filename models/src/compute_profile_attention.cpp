@@ -24,13 +24,14 @@ Expected<Json> make_attention_section(const Json& measurement, const std::string
     section["imported_from"] = file;
     Json rows = Json::array();
     for (const JsonCursor& r : root.at("rows").items()) {
-      r.expect_keys({"model", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "fwd_s", "bwd_s",
-                     "fwd_bwd_s", "fwd_TFLOPS", "bwd_TFLOPS"});
+      r.expect_keys({"model", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "backend", "fwd_s",
+                     "bwd_s", "fwd_bwd_s", "fwd_TFLOPS", "bwd_TFLOPS"});
       Json row = Json::object();
       if (auto m = r.find("model")) row["label"] = m->as_string();
       for (const char* key : {"batch", "heads", "kv_heads", "head_dim", "seq"}) row[key] = r.get_positive_int(key);
       row["causal"] = r.at("causal").as_bool();
       row["dtype"] = r.at("dtype").as_string();
+      if (auto b = r.find("backend")) row["backend"] = b->as_enum({"flash", "cudnn"});  // absent: flash
       row["fwd_s"] = r.get_positive("fwd_s");
       row["bwd_s"] = r.get_positive("bwd_s");
       rows.push_back(std::move(row));

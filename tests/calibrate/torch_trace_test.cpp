@@ -51,6 +51,23 @@ TEST(TorchTrace, ImportsTheStepLayersAndPhasesOfARealTrace) {
   EXPECT_EQ(r->stack["properties"]["residual_bytes"], 2.0);
 }
 
+// torch 2.11's SDPA ran cuDNN's fused attention in this trace (aten::_cudnn_attention_forward / _backward: read from
+// the file's op names); the rows say so, so the profile's cuDNN rows price them where it has any.
+TEST(TorchTrace, AttentionRowsRecordTheKernelThatRan) {
+  auto r = import_torch_trace(kTrace, gpt_ln(), options());
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  int attention = 0;
+  for (const char* phase : {"layer_forward", "layer_backward"})
+    for (const auto& row : r->stack["phases"][phase])
+      if (row["kind"] == "attention") {
+        ++attention;
+        EXPECT_EQ(row.value("backend", ""), "cudnn") << row.dump();
+      }
+  EXPECT_EQ(attention, 4);  // forward 1, backward 3 (dot(dO, O), the kernel, dQ to 16 bits)
+  auto stack = models::stack_from_json(r->stack, "imported");
+  ASSERT_TRUE(stack.has_value()) << stack.error().str();
+}
+
 // The host dilation D solves S = (step - optimizer)/D + max(optimizer/D, optimizer GPU time): with S = 20 ms and
 // 8.55 ms of optimizer GPU time, D = (profiled step - profiled optimizer) / (20 - 8.55) ms.
 TEST(TorchTrace, HostStepTimeSetsTheProfilerDilation) {

@@ -92,6 +92,78 @@ TEST(AttentionProfile, WithoutRowsTheAssumedEfficiencyIsUsed) {
   EXPECT_EQ(c.provenance, Provenance::assumed);
 }
 
+// two_row_profile() (flash, the default) plus the same two shapes timed with cuDNN at twice the flash rates.
+ComputeProfile flash_and_cudnn_profile() {
+  ComputeProfile p = two_row_profile();
+  const std::size_t flash_rows = p.attention.size();
+  for (std::size_t i = 0; i < flash_rows; ++i) {
+    AttentionSample a = p.attention[i];
+    a.shape.backend = AttentionBackend::cudnn;
+    a.forward = Seconds(a.forward.value / 2.0);
+    a.backward = Seconds(a.backward.value / 2.0);
+    p.attention.push_back(a);
+  }
+  return p;
+}
+
+TEST(AttentionProfile, AShapeIsPricedFromTheRowsOfItsOwnKernel) {
+  auto m = ComputeModel::with_profile(h200(), flash_and_cudnn_profile());
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  const double f = fwd_flops(1, 32, 4096, 64);
+  AttentionShape flash = shape(1, 32, 8, 64, 4096), cudnn = flash;
+  cudnn.backend = AttentionBackend::cudnn;
+  // Between the two rows (equal weights): flash sqrt(100 * 400) = 200 TFLOP/s forward, cuDNN sqrt(200 * 800) = 400;
+  // backward 100 and 200. Each from its own rows only (mixing them would give 283 for both).
+  EXPECT_NEAR(m->attention(flash, false, Flops(f), Bytes(0)).time.value, f / 200e12, 1e-9 * f / 200e12);
+  EXPECT_NEAR(m->attention(cudnn, false, Flops(f), Bytes(0)).time.value, f / 400e12, 1e-9 * f / 400e12);
+  EXPECT_NEAR(m->attention(flash, true, Flops(2.5 * f), Bytes(0)).time.value, 2.5 * f / 100e12, 1e-9 * 2.5 * f / 100e12);
+  EXPECT_NEAR(m->attention(cudnn, true, Flops(2.5 * f), Bytes(0)).time.value, 2.5 * f / 200e12, 1e-9 * 2.5 * f / 200e12);
+  // An exact hit is one of the shape's own kernel: the cuDNN row at 2048 (200 TFLOP/s forward), not the flash one.
+  AttentionShape hit = shape(1, 32, 8, 64, 2048);
+  hit.backend = AttentionBackend::cudnn;
+  const double f2 = fwd_flops(1, 32, 2048, 64);
+  const KernelCost c = m->attention(hit, false, Flops(f2), Bytes(0));
+  EXPECT_NEAR(c.time.value, f2 / 200e12, 1e-9 * f2 / 200e12);
+  EXPECT_EQ(c.provenance, Provenance::measured);
+}
+
+TEST(AttentionProfile, AKernelWithoutRowsOfItsOwnIsPricedFromTheOthers) {
+  // Every profile measured before session 16 holds flash rows only: a cuDNN shape is priced from them, as before.
+  auto m = ComputeModel::with_profile(h200(), two_row_profile());
+  ASSERT_TRUE(m.has_value());
+  AttentionShape cudnn = shape(1, 32, 8, 64, 4096);
+  cudnn.backend = AttentionBackend::cudnn;
+  const double f = fwd_flops(1, 32, 4096, 64);
+  EXPECT_NEAR(m->attention(cudnn, false, Flops(f), Bytes(0)).time.value, f / 200e12, 1e-9 * f / 200e12);
+}
+
+const char* kTwoBackends = R"({"schema": "scalescope.attention-measurement/1", "gpu": "NVIDIA H100 80GB HBM3",
+  "torch": "2.11.0", "cuda": "13.0", "measured_utc": "2026-11-28T04:00:52Z", "method": "flash and cudnn",
+  "rows": [{"model": "a", "batch": 1, "seq": 4096, "heads": 32, "kv_heads": 32, "head_dim": 128, "causal": true,
+            "dtype": "bf16", "backend": "flash", "fwd_s": 0.000577, "bwd_s": 0.00155},
+           {"model": "a", "batch": 1, "seq": 4096, "heads": 32, "kv_heads": 32, "head_dim": 128, "causal": true,
+            "dtype": "bf16", "backend": "cudnn", "fwd_s": 0.000298, "bwd_s": 0.000902}]})";
+
+TEST(AttentionProfile, EachImportedRowKeepsItsBackend) {
+  auto meas = parse_json_text(kTwoBackends, "meas.json");
+  ASSERT_TRUE(meas.has_value());
+  auto section = make_attention_section(*meas, "meas.json", "");
+  ASSERT_TRUE(section.has_value()) << section.error().str();
+  auto updated = with_attention_section(Json{{"schema", "scalescope.calibration/1"}}, *section, "p.json");
+  ASSERT_TRUE(updated.has_value()) << updated.error().str();
+  auto p = compute_profile_from_json(*updated, "p.json");
+  ASSERT_TRUE(p.has_value()) << p.error().str();
+  ASSERT_EQ(p->attention.size(), 2u);
+  EXPECT_EQ(p->attention[0].shape.backend, AttentionBackend::flash);
+  EXPECT_EQ(p->attention[1].shape.backend, AttentionBackend::cudnn);
+  // An unknown kernel name is refused with its path.
+  Json bad = *updated;
+  bad["attention"]["rows"][0]["backend"] = "triton";
+  auto e = compute_profile_from_json(bad, "p.json");
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().str().find("backend"), std::string::npos) << e.error().str();
+}
+
 const char* kMeasurement = R"({"schema": "scalescope.attention-measurement/1", "gpu": "NVIDIA H200",
   "torch": "2.11.0", "cuda": "13.0", "measured_utc": "2026-11-21T06:31:04Z", "method": "torch SDPA flash",
   "rows": [{"model": "llama-1b", "batch": 1, "seq": 4096, "heads": 32, "kv_heads": 8, "head_dim": 64,

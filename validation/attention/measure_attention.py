@@ -53,7 +53,7 @@ def measure(sh, backend="flash"):
         both = bench(fb)
     flops_f = 4 * b * heads * s * s * d / (2 if causal else 1)
     return dict(model=sh.get("label", ""), batch=b, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=causal,
-                dtype="bf16", fwd_s=fwd, fwd_bwd_s=both, bwd_s=both - fwd, fwd_TFLOPS=flops_f / fwd / 1e12,
+                dtype="bf16", backend=backend, fwd_s=fwd, fwd_bwd_s=both, bwd_s=both - fwd, fwd_TFLOPS=flops_f / fwd / 1e12,
                 bwd_TFLOPS=2.5 * flops_f / max(both - fwd, 1e-9) / 1e12)
 
 
@@ -61,26 +61,32 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out")
     p.add_argument("--shapes", help="JSON with an 'attention' list of shapes (scalescope calibrate shapes)")
-    p.add_argument("--backend", choices=sorted(BACKENDS), default="flash",
-                   help="the SDPA kernel to time (default flash; cudnn is the kernel Transformer Engine runs)")
+    p.add_argument("--backend", default="flash",
+                   help="the SDPA kernel(s) to time, comma-separated: flash (the default), cudnn (what torch's SDPA "
+                        "picks on Hopper and Transformer Engine runs); each row records its own")
     a = p.parse_args()
+    backends = a.backend.split(",")
+    for b in backends:
+        if b not in BACKENDS:
+            p.error(f"--backend: expected flash and/or cudnn, got '{b}'")
     shapes = list(default_shapes())
     if a.shapes:
         with open(a.shapes) as f:
             shapes = json.load(f)["attention"]
     rows, t0 = [], time.time()
-    for i, sh in enumerate(shapes):
+    jobs = [(b, sh) for b in backends for sh in shapes]
+    for i, (backend, sh) in enumerate(jobs):
         try:
-            rows.append(measure(sh, a.backend))
+            rows.append(measure(sh, backend))
         except torch.cuda.OutOfMemoryError as e:
             print(f"skipped {sh}: out of memory ({str(e)[:120]})", file=sys.stderr)
         except RuntimeError as e:  # e.g. no kernel of this backend for the shape (GQA, head size)
-            print(f"skipped {sh}: {a.backend} cannot run it ({str(e)[:200]})", file=sys.stderr)
+            print(f"skipped {sh}: {backend} cannot run it ({str(e)[:200]})", file=sys.stderr)
         torch.cuda.empty_cache()
-        print(f"[{i + 1}/{len(shapes)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
+        print(f"[{i + 1}/{len(jobs)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
     meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
                 cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                method=BACKENDS[a.backend][1] + ", bf16, causal, GQA where kv heads < heads; median of 20 CUDA-event "
+                method=" and ".join(BACKENDS[b][1] for b in backends) + " (each row's backend), bf16, causal, GQA where kv heads < heads; median of 20 CUDA-event "
                        "timings after 3 warm-ups", rows=rows)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:

@@ -13,7 +13,8 @@
 # The next H200 check (prepared in session 16), two calls on one nvidia-h200 lease:
 #   1. devbin/shapes.json from `scalescope calibrate shapes --model validation/programs/gpt-ln-0.5b.json --model
 #      validation/programs/hf-llama-0.9b/config.json --mbs 1 2 4 8 --seq 128 256 512 768 1024 1536 2048 4096` (the
-#      grid of session 9), then `bash validation/device/session_traces9.sh h200` (about 450 s);
+#      grid of session 9), then `bash validation/device/session_traces9.sh h200` (about 130 s in session 9; the attention now with both
+#      backends, flash and cudnn, since the programs run cuDNN attention: validation/session16/README.md);
 #   2. its traces9-h200.tar.gz unpacked here into build-lease/traces9 and carried: `BLIND9_SESSION_DIR=
 #      build-lease/traces9 MEASURE_PROCS=3 MEASURE_STEPS=20 BLIND9_SET=s16 bash validation/device/session_measure9.sh
 #      h200` (about 300 s; DIAG_TRACE=1 adds a profiler trace of each program's largest shape after the

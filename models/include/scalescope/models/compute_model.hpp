@@ -20,6 +20,10 @@
 //     1/d_i^2 as for GEMMs (rows at distance 0 take all the weight, equally), clamped to peak, and
 //     t = max(F / R, IO / B_mem) ("fitted").
 //   without:  t = max(F / (P * eta_attn), IO / B_mem)  (eta_attn assumed).
+//   Rows carry the kernel that was timed (`backend`: flash = FlashAttention-2 via SDPA, the default of rows without
+//   one; cudnn = cuDNN's fused attention, which torch's SDPA picks on Hopper and Transformer Engine runs). A shape
+//   is priced from the rows of its own backend when the profile has any of that dtype and causality, else from
+//   all of them (cuDNN ran 1.7-2.1x flash's rate on an H100: validation/nemo/h100-attention/).
 // Memory-bound kernels (norms, activations, residual adds, RoPE, optimizer step):  t = bytes / B_mem,
 //   B_mem = measured elementwise bandwidth, else measured HBM copy bandwidth, else datasheet HBM x
 //   eta_elementwise (assumed).
@@ -36,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scalescope/models/attention_backend.hpp"
 #include "scalescope/models/framework_host.hpp"
 #include "scalescope/models/interference_curves.hpp"
 #include "scalescope/models/model_spec.hpp"
@@ -87,6 +92,7 @@ struct GemmSample {
 struct AttentionShape {
   std::int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 1, seq = 1;
   bool causal = true;
+  AttentionBackend backend = AttentionBackend::flash;
   /// FLOPs of the forward pass: 4 b H s^2 d, halved when causal (the kernel skips the masked half).
   double forward_flops() const;
 };

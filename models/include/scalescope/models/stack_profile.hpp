@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "scalescope/models/attention_backend.hpp"
 #include "scalescope/models/expr.hpp"
 #include "scalescope/models/framework_host.hpp"
 #include "scalescope/models/model_spec.hpp"
@@ -63,6 +64,7 @@ struct StackRow {
   // attention
   Expr heads, kv_heads, head_dim, seq;  ///< batch is `batch`
   bool causal = true;
+  AttentionBackend backend = AttentionBackend::flash;  ///< the kernel the trace ran (`backend`, default flash)
   bool backward = false;  ///< attention pass
   Expr io;                ///< attention bytes moved
   // memory
