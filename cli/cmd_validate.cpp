@@ -232,7 +232,7 @@ void register_validate(CLI::App& app, Context& ctx) {
   nemo_cmd->add_option("--report", nemo->report_file, "Write the Markdown report to this file");
   nemo_cmd->add_option("--cluster", nemo->run.cluster, "Cluster name or file the rows run on")->default_str("h100-rail-ndr");
   nemo_cmd->add_option("--calibration", nemo->run.calibration,
-                       "Calibration profile of the H100s (default: datasheet compute and collectives)");
+                       "Calibration profile of the H100s (default: the cluster's default profile, h100-gpu for H100 clusters; `none`: datasheet compute and collectives)");
   nemo_cmd->add_option("--compare-calibration", nemo->run.compare_calibration,
                        "Predict every row a second time with this profile and show both (e.g. h200x4: measured kernel "
                        "rates of the same GH100 die, until an H100 profile exists)");

@@ -145,4 +145,23 @@ TEST(Nemo, LongSequenceRowsConvertTflopsWithNemo10sFormula) {
 }
 
 }  // namespace
+TEST(Nemo, TheReportNamesWhatPricedTheRows) {
+  // Session 16: without --calibration the rows are priced with the cluster's default profile (h100-gpu since
+  // issue 26), and the summary said "datasheet". The label follows the compute source the validation reports.
+  NemoValidation v;
+  NemoOptions o;
+  v.compute_source = "profile calibrate/profiles/h100-gpu.json";
+  std::string md = nemo_report_markdown(v, o);
+  EXPECT_NE(md.find("| dense rows, default profile calibrate/profiles/h100-gpu.json |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("dense rows, datasheet"), std::string::npos);
+  EXPECT_EQ(md.find("(H100 SXM datasheet"), std::string::npos);
+  o.calibration = "h200x4";
+  EXPECT_NE(nemo_report_markdown(v, o).find("| dense rows, profile h200x4 |"), std::string::npos);
+  o.calibration.clear();
+  v.compute_source = "datasheet (H100 SXM5 80GB)";
+  md = nemo_report_markdown(v, o);
+  EXPECT_NE(md.find("| dense rows, datasheet |"), std::string::npos) << md;
+  EXPECT_NE(md.find("(H100 SXM datasheet"), std::string::npos);
+}
+
 }  // namespace scalescope::validate

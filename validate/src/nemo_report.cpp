@@ -31,6 +31,14 @@ std::string layout(const NemoRow& r) {
          std::to_string(r.gpus / (r.tp * r.pp * r.cp)) + " mbs" + std::to_string(r.mbs) + " gbs" + std::to_string(r.gbs);
 }
 
+/// What priced the rows' compute, for the summary's labels: the --calibration given, else the cluster's default
+/// profile (h100-gpu since issue 26: compute_source "profile calibrate/profiles/h100-gpu.json"), else the datasheet.
+std::string priced_by(const NemoValidation& v, const NemoOptions& o) {
+  if (!o.calibration.empty()) return "profile " + o.calibration;
+  if (v.compute_source.rfind("profile ", 0) == 0) return "default " + v.compute_source;
+  return "datasheet";
+}
+
 }  // namespace
 
 std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) {
@@ -52,7 +60,7 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   const bool compared = !o.compare_calibration.empty();
   s += "| prediction | rows checked | median abs error | worst error | mean signed error | rows not checked |\n"
        "|---|---|---|---|---|---|\n";
-  s += "| dense rows, " + (o.calibration.empty() ? std::string("datasheet") : "profile " + o.calibration) + " | " +
+  s += "| dense rows, " + priced_by(v, o) + " | " +
        std::to_string(errs.size()) + " | " + pct(v.median_abs_error) + " | " + pct(v.worst_error) + " | " +
        (errs.empty() ? std::string("n/a") : pct(signed_sum / static_cast<double>(errs.size()))) + " | " +
        std::to_string(v.excluded.size()) + " |\n";
@@ -60,7 +68,7 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
     double sum = 0;
     for (const NemoPoint& p : v.points)
       if (p.skipped.empty() && p.row.moe()) sum += p.error();
-    s += "| MoE rows (docs/moe.md), " + (o.calibration.empty() ? std::string("datasheet") : "profile " + o.calibration) +
+    s += "| MoE rows (docs/moe.md), " + priced_by(v, o) +
          " | " + std::to_string(v.moe_points) + " | " + pct(v.moe_median_abs_error) + " | " + pct(v.moe_worst_error) +
          " | " + pct(sum / v.moe_points) + " | |\n";
   }
@@ -83,8 +91,8 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   s += "\n## How each row is predicted\n\n";
   s += "- Cluster `" + o.cluster + "` (DGX H100 nodes, 8 x 400 Gb/s NDR InfiniBand rail-optimized, as NVIDIA's EOS) with "
        "ceil(GPUs / 8) nodes; analytical fidelity, one representative pipeline.\n";
-  s += "- Compute: " + v.compute_source + (o.calibration.empty() ? " (H100 SXM datasheet: 989 TFLOP/s bf16, 1,979 fp8 "
-       "dense, 3.35 TB/s; no measured H100 profile yet, issue 26)" : "") + ". Collectives: " + v.collective_source + ".\n";
+  s += "- Compute: " + v.compute_source + (priced_by(v, o) == "datasheet" ? " (H100 SXM datasheet: 989 TFLOP/s bf16, "
+       "1,979 fp8 dense, 3.35 TB/s)" : "") + ". Collectives: " + v.collective_source + ".\n";
   s += "- Plans as NeMo / Megatron-Bridge ran them (validate/include/scalescope/validate/nemo.hpp): the published tp, pp, "
        "cp, vp (interleaved 1F1B when > 1), mbs, gbs; sequence parallelism and userbuffers TP overlap with tp > 1; Megatron-"
        "Core's distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather, buckets of "

@@ -92,7 +92,7 @@ struct NemoPoint {
 
 struct NemoOptions {
   std::string cluster = "h100-rail-ndr";
-  std::string calibration;  ///< optional calibration profile (datasheet when empty)
+  std::string calibration;  ///< optional calibration profile (empty: the cluster's default profile, else the datasheet)
   /// A second prediction of every row with this profile, shown beside the first (e.g. h200x4: measured
   /// kernel rates of the same GH100 die as the H100, until an H100 profile exists).
   std::string compare_calibration;
