@@ -21,8 +21,6 @@ std::string_view to_string(Provenance p) {
   return "?";
 }
 
-std::string_view to_string(AttentionBackend b) { return b == AttentionBackend::cudnn ? "cudnn" : "flash"; }
-
 double AttentionShape::forward_flops() const {
   const double f = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq) *
                    static_cast<double>(seq) * static_cast<double>(head_dim);

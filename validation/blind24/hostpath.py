@@ -506,6 +506,32 @@ def import_stack(a, t, meta, m, variant, host_s, part="G", name=None, process_ti
     return rec
 
 
+def predict_variants(a, p, rec, variants, stacks, key_of):
+    """Every variant's prediction of point p with the stack imported for it (stacks[key_of(v)]), into rec's
+    "variants" and "step_time_s"; returns the variants predicted."""
+    import predict
+    done = []
+    for v in variants:
+        key = key_of(v)
+        stack = stacks[key].get("stack")
+        if not stack:
+            rec["variants"][v] = {"error": f"stack missing: {key}"}
+            continue
+        rec["variants"][v] = predict.simulate(a, p, [stack])
+        if "step_time_s" in rec["variants"][v]:
+            rec["step_time_s"][v] = rec["variants"][v]["step_time_s"]
+            done.append(v)
+    return done
+
+
+def write_predictions(a, doc, variants):
+    """Writes the predictions document and says how many (point, variant) predictions it holds."""
+    write_json(a.out, doc)
+    n_ok = sum(1 for r in doc["points"].values() for v in variants if v in r["step_time_s"])
+    print(f"{n_ok} of {len(doc['points']) * len(variants)} (point, variant) predictions", file=sys.stderr)
+    return 0
+
+
 def cmd_predict(a):
     if a.part == "H":
         return cmd_predict_h(a)
@@ -541,21 +567,11 @@ def cmd_predict(a):
     for p in points(a.ngpu, cpu_test_dir() or None):
         rec = {"plan": p.plan(), "gpus": p.gpus, "group": p.group, "family": p.family, "mbs": p.mbs, "seq": p.seq,
                "model": p.model, "variants": {}, "step_time_s": {}}
-        for v in VARIANTS:
-            stack = doc["stacks"][stack_key(p.gpus, v)].get("stack")
-            if not stack:
-                rec["variants"][v] = {"error": f"stack missing: {stack_key(p.gpus, v)}"}
-                continue
-            rec["variants"][v] = predict.simulate(a, p, [stack])
-            if "step_time_s" in rec["variants"][v]:
-                rec["step_time_s"][v] = rec["variants"][v]["step_time_s"]
+        predict_variants(a, p, rec, VARIANTS, doc["stacks"], lambda v: stack_key(p.gpus, v))
         doc["points"][p.id] = rec
         print(f"{p.id:32s} " + " ".join(f"{v} {rec['step_time_s'].get(v, 'ERROR')}" for v in VARIANTS),
               file=sys.stderr, flush=True)
-    write_json(a.out, doc)
-    n_ok = sum(1 for r in doc["points"].values() for v in VARIANTS if v in r["step_time_s"])
-    print(f"{n_ok} of {len(doc['points']) * len(VARIANTS)} (point, variant) predictions", file=sys.stderr)
-    return 0
+    return write_predictions(a, doc, VARIANTS)
 
 
 def slowest_factor(sim):
@@ -614,23 +630,12 @@ def cmd_predict_h(a):
         rec = {"plan": p.plan(), "program": p.program, "gpus": p.gpus, "group": p.group, "family": p.family,
                "mbs": p.mbs, "seq": p.seq, "model": p.model, "precision": p.precision, "variants": {},
                "step_time_s": {}, "host_slowest_of_ranks": {}}
-        for v in variants:
-            key = stack_key(p.gpus, v, "H", p.program)
-            stack = doc["stacks"][key].get("stack")
-            if not stack:
-                rec["variants"][v] = {"error": f"stack missing: {key}"}
-                continue
-            rec["variants"][v] = predict.simulate(a, p, [stack])
-            if "step_time_s" in rec["variants"][v]:
-                rec["step_time_s"][v] = rec["variants"][v]["step_time_s"]
-                rec["host_slowest_of_ranks"][v] = slowest_factor(rec["variants"][v])
+        for v in predict_variants(a, p, rec, variants, doc["stacks"], lambda v: stack_key(p.gpus, v, "H", p.program)):
+            rec["host_slowest_of_ranks"][v] = slowest_factor(rec["variants"][v])
         doc["points"][p.id] = rec
         print(f"{p.id:34s} " + " ".join(f"{v} {rec['step_time_s'].get(v, 'ERROR')}" for v in variants),
               file=sys.stderr, flush=True)
-    write_json(a.out, doc)
-    n_ok = sum(1 for r in doc["points"].values() for v in variants if v in r["step_time_s"])
-    print(f"{n_ok} of {len(doc['points']) * len(variants)} (point, variant) predictions", file=sys.stderr)
-    return 0
+    return write_predictions(a, doc, variants)
 
 
 # ---------------------------------------------------------------------------------------------- measurement

@@ -10,8 +10,6 @@ namespace scalescope::models {
 /// (torch SDPA's cuDNN backend, which torch picks on Hopper by default, and Transformer Engine's FusedAttention).
 enum class AttentionBackend : std::uint8_t { flash, cudnn };
 
-std::string_view to_string(AttentionBackend b);
-
 /// "cudnn" -> cudnn, anything else -> flash (the callers have checked the name against {"flash", "cudnn"}).
 inline AttentionBackend attention_backend_named(std::string_view name) {
   return name == "cudnn" ? AttentionBackend::cudnn : AttentionBackend::flash;
