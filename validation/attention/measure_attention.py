@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Measures causal FlashAttention (torch SDPA, flash backend) forward and backward time on one GPU, so the compute
-model's attention efficiency is measured instead of assumed.
+"""Measures causal attention (torch SDPA, flash and/or cuDNN backend) forward and backward GPU time on one GPU, so the
+compute model's attention efficiency is measured instead of assumed.
 
   measure_attention.py OUT.json                      the shapes of the validation models (llama-1b/3b/8b heads,
                                                      batch 1, 2, 4, seq 2048-8192)
@@ -9,7 +9,10 @@ model's attention efficiency is measured instead of assumed.
                                                      seq, causal, label?}]})
 FLOPs counted as in the compute model: forward 4*b*h*s^2*d / 2 (causal), backward 2.5x forward (FlashAttention-2
 convention). The output (schema scalescope.attention-measurement/1, rows with batch, heads, kv_heads, head_dim, seq,
-causal, dtype, fwd_s, bwd_s) is what `scalescope calibrate import-attention FILE --into PROFILE` reads."""
+causal, dtype, fwd_s, bwd_s) is what `scalescope calibrate import-attention FILE --into PROFILE` reads.
+Times are GPU time: the calls are queued behind a GPU sleep so the host's issue time (SDPA's Python path, autograd)
+is not in them (cuda_timing.queued_gpu_time), as a profiler trace's kernel durations are not; rows timed call by
+call before session 17 counted the host's issue at small shapes (up to 1.7x the kernels at 4x768 on H200)."""
 import argparse
 import json
 import os
@@ -21,7 +24,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-from cuda_timing import median_event_time as bench  # noqa: E402
+from cuda_timing import queued_gpu_time  # noqa: E402
 
 
 def default_shapes():
@@ -43,17 +46,22 @@ def measure(sh, backend="flash"):
     v = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     gqa = kv != heads
     with sdpa_kernel(BACKENDS[backend][0]):
-        fwd = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa))
+        fwd, fwd_issue, fwd_ok = queued_gpu_time(
+            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa))
         out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
         g = torch.randn_like(out)
 
-        def fb():
+        def fb():  # gradients returned, not accumulated into q.grad (a training step's attention backward does not add)
             o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-            o.backward(g)
-        both = bench(fb)
+            torch.autograd.grad(o, (q, k, v), g)
+        both, both_issue, both_ok = queued_gpu_time(fb)
+    if not (fwd_ok and both_ok):
+        print(f"warning: {backend} {b}x{s} heads {heads}: the host took longer to issue the calls than the GPU sleep "
+              f"before them (issue {1e6 * fwd_issue:.0f} / {1e6 * both_issue:.0f} us per call): the row may count "
+              "host time", file=sys.stderr)
     flops_f = 4 * b * heads * s * s * d / (2 if causal else 1)
     return dict(model=sh.get("label", ""), batch=b, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=causal,
-                dtype="bf16", backend=backend, fwd_s=fwd, fwd_bwd_s=both, bwd_s=both - fwd, fwd_TFLOPS=flops_f / fwd / 1e12,
+                dtype="bf16", backend=backend, fwd_s=fwd, fwd_bwd_s=both, bwd_s=max(both - fwd, 1e-9), fwd_TFLOPS=flops_f / fwd / 1e12,
                 bwd_TFLOPS=2.5 * flops_f / max(both - fwd, 1e-9) / 1e12)
 
 
@@ -86,8 +94,9 @@ def main():
         print(f"[{i + 1}/{len(jobs)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
     meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
                 cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                method=" and ".join(BACKENDS[b][1] for b in backends) + " (each row's backend), bf16, causal, GQA where kv heads < heads; median of 20 CUDA-event "
-                       "timings after 3 warm-ups", rows=rows)
+                method=" and ".join(BACKENDS[b][1] for b in backends) + " (each row's backend), bf16, causal, GQA where kv heads < heads; GPU time per call: 10 calls queued "
+                       "behind a GPU sleep (the host's issue time not counted), median of 5 such windows after 3 "
+                       "warm-ups; backward = forward + backward (torch.autograd.grad) minus forward", rows=rows)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(meta, f, indent=1)

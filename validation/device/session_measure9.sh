@@ -16,7 +16,7 @@
 #      grid of session 9), then `bash validation/device/session_traces9.sh h200` (about 130 s in session 9; the attention now with both
 #      backends, flash and cudnn, since the programs run cuDNN attention: validation/session16/README.md);
 #   2. its traces9-h200.tar.gz unpacked here into build-lease/traces9 and carried: `BLIND9_SESSION_DIR=
-#      build-lease/traces9 MEASURE_PROCS=3 MEASURE_STEPS=20 BLIND9_SET=s16 bash validation/device/session_measure9.sh
+#      build-lease/traces9 MEASURE_PROCS=3 MEASURE_STEPS=20 BLIND9_SET=s17 bash validation/device/session_measure9.sh
 #      h200` (about 300 s; DIAG_TRACE=1 adds a profiler trace of each program's largest shape after the
 #      measurements, about 60 s, to compare the predicted breakdown with the kernels kernel class by class).
 # In this order, on one lease (host speed differs between leases, so the host timing and the measurements share one):
@@ -47,7 +47,7 @@ stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure"
 
 HOST_SHAPES=1x32; HOST_PROC=""; HT=1
-case $SET in s15|s16) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
+case $SET in s15|s16|s17) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
 stamp "1. host-bound timing ($HOST_SHAPES $HOST_PROC)"
 timeout $(( 120 * HT )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes $HOST_SHAPES \
   --steps 20 $HOST_PROC --out $D/host-gpt-ln.json >> $LOG 2>&1

@@ -26,7 +26,7 @@ timeout 260 bash calibrate/gpu/run_on_device.sh $D/$TAG-gpu.json 200 --gpus 1 --
 echo "calibrate exit $? after $(( $(date +%s) - T0 )) s" | tee -a $LOG; pack
 
 stamp "attention at the programs' shapes"
-timeout 200 python3 validation/attention/measure_attention.py $D/$TAG-attention.json --shapes devbin/shapes.json \
+timeout 260 python3 validation/attention/measure_attention.py $D/$TAG-attention.json --shapes devbin/shapes.json \
   --backend flash,cudnn \
   >> $LOG 2>&1
 echo "attention exit $? after $(( $(date +%s) - T0 )) s" | tee -a $LOG; pack

@@ -59,7 +59,11 @@ SHAPES16 = {
     "gpt-ln": ["2x256", "1x1024", "6x512", "3x1024", "10x1024", "3x3072"],
     "hf-llama": ["1x384", "3x256", "1x2048", "4x1024", "5x1024", "3x2048"],
 }
-SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16}
+SHAPES17 = {  # session 17: attention rows timed as GPU time (measure_attention.py); none of these measured before
+    "gpt-ln": ["2x384", "1x1536", "5x512", "8x768", "4x3072", "7x2048"],
+    "hf-llama": ["2x384", "1x768", "3x768", "6x768", "4x2048", "2x4096"],
+}
+SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -190,7 +194,7 @@ def main():
     pr.add_argument("--scalescope", default=os.path.join(ROOT, "build-ci", "cli", "scalescope"))
     pr.add_argument("--host-dir", required=True)
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
-                    "s12: session 12's, s15: session 15's, s16: prepared in session 16)")
+                    "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "
