@@ -11,16 +11,9 @@ import json, statistics, subprocess, sys, os, collections, re, functools
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/cli/scalescope"
 FRAMEWORK = "pytorch-eager"  # what validation/harness runs: autocast over fp32 params; FSDP2 bf16 for zero=2/3
-HOST_COST = "validation/profiles/h200-torch/host_dispatch.json"  # measured host dispatch (harness/host_dispatch.py)
 CHECK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(BIN))), "tests", "test_models_eager_profile_check")
-SETS = [("h200x4", "validation/h200x4/measured", "h200x4"), ("h200x2", "validation/h200x2/measured", "h200x2"),
-        ("h200x4-llama7b", "validation/h200x4-llama7b/measured", "h200x4"),
-        ("h200x4-interleaved", "validation/h200x4-interleaved/measured", "h200x4"),
-        ("h200x4-tp-lease7", "validation/h200x4-tp-lease7/measured", "h200x4"),
-        ("h200x4-qwen2", "validation/h200x4-qwen2/measured", "h200x4")]
-# Host (CPU dispatch) cost per measured folder: a set re-measured on another lease is predicted with the host cost
-# measured on that lease (host speed differs between leases; see "Host speed differs between leases").
-HOST_COST_OF = {"validation/h200x4-tp-lease7/measured": "validation/h200x4-tp-lease7/host_dispatch.json"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_sets import SETS, HOST_COST, HOST_COST_OF  # noqa: E402
 # Re-measurements of plans already in another set of the same machine kind: left out of the ranking groups, where
 # they would compete with themselves.
 RERUNS = {"h200x4-tp-lease7"}
@@ -545,6 +538,23 @@ lines += ["",
           "- Curves of 2 points always show R^2 = 1; those fits carry no information about fit quality.", ""]
 # Blind multi-GPU checks of issue 24: each session's generated part reports, as predicted (validation/blind24/).
 import glob as _glob
+# Blind one-GPU checks of issue 19's trace import: each run's generated report (blind9.py report), as predicted.
+blind19 = sorted(_glob.glob("validation/session*/blind19-*/report.md"), key=lambda f: (len(f.split("/")[1]), f))
+if blind19:
+    lines += ["## Blind one-GPU check of the trace import (issue 19)", "",
+              "Two training programs that are not validation/harness (validation/programs: gpt-ln, a GPT in pure bf16;",
+              "hf-llama, transformers' LlamaForCausalLM under autocast), each predicted at 6 shapes never traced or timed",
+              "from ONE profiler trace at one shape and one unprofiled host-bound timing, by the commit named, BEFORE the",
+              "shapes ran (validation/device/session_measure9.sh; the session's README beside each run). Regenerate a",
+              "table with `python3 validation/programs/blind9.py report --predictions DIR/predictions.json --measured-dir",
+              "DIR`. Goal: median |error| <= 5%, p90 <= 10%. Runs before session 17 priced attention from rows that",
+              "counted the host's issue time at small shapes (docs/profile-format.md, `attention`).", ""]
+    for f in blind19:
+        meta = json.load(open(os.path.join(os.path.dirname(f), "predictions.json")))
+        lines += ["### " + f.split("/")[1] + " " + f.split("/")[2] + ": " + meta["gpu"].upper() + ", shape set " +
+                  meta.get("shape_set", "s9") + ", predictions by commit " + meta["commit"][:7] + " (" +
+                  meta["predicted_utc"] + ")", "", "Source: `" + f + "`", ""]
+        lines += open(f).read().splitlines() + [""]
 blind24 = sorted(_glob.glob("validation/blind24/session*/*/report-*.md"))
 if blind24:
     lines += ["## Blind multi-GPU check (issue 24)", "",
