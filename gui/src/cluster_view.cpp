@@ -16,6 +16,16 @@ namespace {
 constexpr double kTop = 0.08;      // title + legend band
 constexpr double kFabric = 0.40;   // fabric tiers occupy [kTop, kFabric)
 constexpr double kMargin = 0.01;
+// Above these, consecutive nodes (and the switches of one tier) share a box: a 16,384-GPU cluster draws at most
+// 64 node boxes and 64 boxes per fabric tier, whatever its size.
+constexpr int kMaxNodeBoxes = 64;
+constexpr int kMaxTierBoxes = 64;
+
+int per_box(int count, int max_boxes) { return count > max_boxes ? (count + max_boxes - 1) / max_boxes : 1; }
+
+QString range_label(const QString& what, int first, int last) {
+  return first == last ? QString("%1 %2").arg(what).arg(first) : QString("%1 %2-%3").arg(what).arg(first).arg(last);
+}
 
 QString gbps(BytesPerSecond b) { return QString("%1 GB/s").arg(b.value / 1e9, 0, 'f', 1); }
 
@@ -70,6 +80,8 @@ void ClusterView::set_cluster(const Cluster& c) {
   legend_.clear();
   const int nodes = c.num_nodes();
   collapsed_ = nodes > 4;
+  node_group_ = per_box(nodes, kMaxNodeBoxes);
+  const int boxes = (nodes + node_group_ - 1) / node_group_;
   title_ = QString("%1: %2 node(s) x %3 %4, %5 GPUs, fabric %6%7")
                .arg(QString::fromStdString(c.name()))
                .arg(nodes)
@@ -77,7 +89,9 @@ void ClusterView::set_cluster(const Cluster& c) {
                .arg(QString::fromStdString(c.gpu_spec().model))
                .arg(c.num_gpus())
                .arg(QString::fromStdString(std::string(to_string(c.fabric_kind()))))
-               .arg(collapsed_ ? " (collapsed by node)" : "");
+               .arg(!collapsed_ ? QString()
+                    : node_group_ > 1 ? QString(" (collapsed: %1 nodes per box)").arg(node_group_)
+                                      : QString(" (collapsed by node)"));
   const int nv = c.num_vertices();
   // Per-vertex position (center) and, for collapsed node devices, the node's item index.
   std::vector<QPointF> pos(static_cast<std::size_t>(nv));
@@ -93,26 +107,39 @@ void ClusterView::set_cluster(const Cluster& c) {
       in_node[{p.node, row_of(p.kind)}].push_back(v);
     }
   }
-  const double node_w = (1.0 - 2 * kMargin) / std::max(1, nodes);
+  const double node_w = (1.0 - 2 * kMargin) / std::max(1, boxes);
   const double node_top = tiers.empty() ? kTop : kFabric;
   const double node_h = 1.0 - node_top - kMargin;
-  // Node boxes.
-  for (int n = 0; n < nodes; ++n) {
+  // Node boxes: one per node, or per node_group_ consecutive nodes on large clusters.
+  for (int b = 0; b < boxes; ++b) {
+    const int first = b * node_group_, last = std::min(nodes, first + node_group_) - 1;
     Item box;
-    box.box = QRectF(kMargin + n * node_w + node_w * 0.03, node_top, node_w * 0.94, node_h);
-    box.label = collapsed_ ? QString("n%1").arg(n) : QString("node %1").arg(n);
-    box.tip = QString("node %1: %2 x %3").arg(n).arg(c.gpus_per_node()).arg(QString::fromStdString(c.gpu_spec().model));
+    box.box = QRectF(kMargin + b * node_w + node_w * 0.03, node_top, node_w * 0.94, node_h);
+    box.label = node_group_ > 1 ? range_label("n", first, last).remove(' ')
+                : collapsed_    ? QString("n%1").arg(first)
+                                : QString("node %1").arg(first);
+    const int n_in = last - first + 1;
+    box.tip = QString("%1: %2 x %3 %4 (%5 GPUs, ranks %6-%7)")
+                  .arg(range_label(n_in > 1 ? "nodes" : "node", first, last))
+                  .arg(n_in)
+                  .arg(c.gpus_per_node())
+                  .arg(QString::fromStdString(c.gpu_spec().model))
+                  .arg(n_in * c.gpus_per_node())
+                  .arg(first * c.gpus_per_node())
+                  .arg((last + 1) * c.gpus_per_node() - 1);
     box.color = QColor(245, 245, 245);
     box.node = true;
     items_.push_back(box);
     if (collapsed_) {
       const int idx = static_cast<int>(items_.size()) - 1;
-      for (int row = 0; row <= 4; ++row) {
-        auto it = in_node.find({n, row});
-        if (it == in_node.end()) continue;
-        for (int v : it->second) {
-          pos[static_cast<std::size_t>(v)] = QPointF(box.box.center().x(), node_top);
-          item_of[static_cast<std::size_t>(v)] = idx;
+      for (int n = first; n <= last; ++n) {
+        for (int row = 0; row <= 4; ++row) {
+          auto it = in_node.find({n, row});
+          if (it == in_node.end()) continue;
+          for (int v : it->second) {
+            pos[static_cast<std::size_t>(v)] = QPointF(box.box.center().x(), node_top);
+            item_of[static_cast<std::size_t>(v)] = idx;
+          }
         }
       }
     }
@@ -144,18 +171,35 @@ void ClusterView::set_cluster(const Cluster& c) {
   int t = 0;
   const double tier_h = (kFabric - kTop - 0.04) / std::max<std::size_t>(1, tiers.size());
   for (const auto& [tier, verts] : tiers) {
-    const double w = (1.0 - 2 * kMargin) / static_cast<double>(verts.size());
-    for (std::size_t i = 0; i < verts.size(); ++i) {
-      const VertexProps& p = c.vertex(static_cast<VertexId>(verts[i]));
+    // One box per switch, or per `group` consecutive switches of the tier on large fabrics.
+    const int n = static_cast<int>(verts.size()), group = per_box(n, kMaxTierBoxes);
+    const int tier_boxes = (n + group - 1) / group;
+    const double w = (1.0 - 2 * kMargin) / static_cast<double>(tier_boxes);
+    for (int i = 0; i < tier_boxes; ++i) {
+      const int first = i * group, last = std::min(n, first + group) - 1;
+      const VertexProps& p = c.vertex(static_cast<VertexId>(verts[static_cast<std::size_t>(first)]));
       const QPointF ctr(kMargin + w * (static_cast<double>(i) + 0.5), kTop + tier_h * (t + 0.5));
       Item it;
       const double bw = std::min(w * 0.8, 0.08), bh = tier_h * 0.45;
       it.box = QRectF(ctr.x() - bw / 2, ctr.y() - bh / 2, bw, bh);
-      it.label = QString::fromStdString(p.name);
-      it.tip = QString::fromStdString(p.name + " (fabric switch, tier " + std::to_string(p.tier) + ")");
+      if (group == 1) {
+        it.label = QString::fromStdString(p.name);
+        it.tip = QString::fromStdString(p.name + " (fabric switch, tier " + std::to_string(p.tier) + ")");
+      } else {
+        const std::string& last_name = c.vertex(static_cast<VertexId>(verts[static_cast<std::size_t>(last)])).name;
+        it.label = QString("%1 sw").arg(last - first + 1);
+        it.tip = QString("%1 fabric switches of tier %2: %3 ... %4")
+                     .arg(last - first + 1)
+                     .arg(p.tier)
+                     .arg(QString::fromStdString(p.name))
+                     .arg(QString::fromStdString(last_name));
+      }
       it.color = vertex_color(p.kind);
-      pos[static_cast<std::size_t>(verts[i])] = ctr;
-      item_of[static_cast<std::size_t>(verts[i])] = static_cast<int>(items_.size());
+      const int idx = static_cast<int>(items_.size());
+      for (int j = first; j <= last; ++j) {
+        pos[static_cast<std::size_t>(verts[static_cast<std::size_t>(j)])] = ctr;
+        item_of[static_cast<std::size_t>(verts[static_cast<std::size_t>(j)])] = idx;
+      }
       items_.push_back(it);
     }
     ++t;

@@ -6,7 +6,10 @@
 #include <QEventLoop>
 #include <QFileDialog>
 #include <QMenuBar>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QStatusBar>
+#include <QTimer>
 #include <QTabWidget>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QFutureWatcher>
@@ -57,6 +60,17 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent) 
   });
   connect(errors_, &ErrorReporter::reported, this,
           [this](const QString& title, const QString&) { statusBar()->showMessage(title, 8000); });
+  // Progress and Cancel of a running simulation, shown only while one runs.
+  run_progress_ = new QProgressBar;
+  run_progress_->setMaximumWidth(320);
+  run_progress_->setTextVisible(true);
+  run_cancel_ = new QPushButton("Cancel");
+  run_cancel_->setToolTip("Stop the running simulation");
+  connect(run_cancel_, &QPushButton::clicked, this, &MainWindow::cancel_simulation);
+  statusBar()->addPermanentWidget(run_progress_);
+  statusBar()->addPermanentWidget(run_cancel_);
+  run_progress_->hide();
+  run_cancel_->hide();
   resize(1280, 860);
 }
 
@@ -127,21 +141,43 @@ bool MainWindow::simulate() {
     return false;
   }
   // The worker owns its copy of the inputs; the window stays responsive (repaints, what-if edits) and
-  // says what it is doing until the prediction comes back.
+  // says what it is doing until the prediction comes back: tasks simulated so far, and Cancel.
   simulating_ = true;
+  run_ = std::make_shared<RunControl>();
   statusBar()->showMessage(QString::fromStdString("Simulating (" + s.fidelity + " fidelity)..."));
+  run_progress_->setRange(0, 0);  // busy until the task graph is built
+  run_progress_->show();
+  run_cancel_->show();
   QApplication::setOverrideCursor(Qt::BusyCursor);
+  QTimer poll;
+  connect(&poll, &QTimer::timeout, this, [this] {
+    const auto [done, total] = simulation_progress();
+    if (total == 0) return;
+    run_progress_->setRange(0, 1000);
+    run_progress_->setValue(static_cast<int>(1000.0 * static_cast<double>(done) / static_cast<double>(total)));
+    run_progress_->setFormat(QString("%1 of %2 tasks").arg(done).arg(total));
+  });
+  poll.start(200);
   QFutureWatcher<Expected<models::Prediction>> watcher;
   QEventLoop loop;
   connect(&watcher, &QFutureWatcherBase::finished, &loop, &QEventLoop::quit);
-  watcher.setFuture(QtConcurrent::run([inputs = *in, fidelity = s.fidelity] {
-    return predict(inputs, fidelity, true);
+  watcher.setFuture(QtConcurrent::run([inputs = *in, fidelity = s.fidelity, run = run_] {
+    return predict(inputs, fidelity, true, run.get());
   }));
   loop.exec();  // a future that is already finished still reports finished() (replayed to a new watcher)
   auto p = watcher.future().takeResult();
+  poll.stop();
+  const bool cancelled = run_->cancel.load();
+  run_.reset();
+  run_progress_->hide();
+  run_cancel_->hide();
   QApplication::restoreOverrideCursor();
   simulating_ = false;
   statusBar()->clearMessage();
+  if (!p && cancelled) {
+    statusBar()->showMessage("Simulation cancelled; the results shown are those of the run before", 8000);
+    return false;
+  }
   if (!p) {
     simulation_->show_error(QString::fromStdString(p.error().str()));
     errors_->report("Simulation failed", QString::fromStdString(p.error().str()));
@@ -152,6 +188,15 @@ bool MainWindow::simulate() {
   whatif_->set_base(s);
   whatif_->recompute_now();
   return true;
+}
+
+void MainWindow::cancel_simulation() {
+  if (run_) run_->cancel.store(true);
+}
+
+std::pair<std::uint64_t, std::uint64_t> MainWindow::simulation_progress() const {
+  if (!run_) return {0, 0};
+  return {run_->tasks_done.load(std::memory_order_relaxed), run_->tasks_total.load(std::memory_order_relaxed)};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -6,7 +6,9 @@
 #include <QChart>
 #include <QChartView>
 #include <QHorizontalBarSeries>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProgressBar>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -43,11 +45,65 @@ SimulationTab::SimulationTab(QWidget* parent) : QWidget(parent) {
   chart_->setRenderHint(QPainter::Antialiasing);
   chart_->setMinimumHeight(300);
   split->addWidget(chart_);
+  auto* timeline_box = new QWidget;
+  auto* tl = new QVBoxLayout(timeline_box);
+  tl->setContentsMargins(0, 0, 0, 0);
+  auto* picker = new QHBoxLayout;
+  picker->addWidget(new QLabel("Ranks on the timeline:"));
+  ranks_edit_ = new QLineEdit;
+  ranks_edit_->setPlaceholderText("e.g. 0-7, 64 (Enter)");
+  ranks_edit_->setToolTip("Ranks to draw, as ranks and ranges; at most 1,024. Empty: the first " +
+                          QString::number(TimelineWidget::kDefaultRanks) + " ranks that ran.");
+  ranks_edit_->setMaximumWidth(260);
+  picker->addWidget(ranks_edit_);
+  ranks_status_ = new QLabel;
+  picker->addWidget(ranks_status_, 1);
+  tl->addLayout(picker);
   timeline_ = new TimelineWidget;
-  split->addWidget(timeline_);
+  tl->addWidget(timeline_, 1);
+  connect(ranks_edit_, &QLineEdit::returnPressed, this, [this] { show_ranks(ranks_edit_->text()); });
+  split->addWidget(timeline_box);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 2);
   outer->addWidget(split, 1);
+}
+
+bool SimulationTab::show_ranks(const QString& text) {
+  if (!last_) {
+    ranks_status_->setText("No run yet.");
+    return false;
+  }
+  if (text.trimmed().isEmpty()) {
+    timeline_->set_run(last_->graph, last_->sim);
+    update_ranks_status();
+    return true;
+  }
+  QString error;
+  auto ranks = parse_rank_list(text, &error);
+  if (!ranks) {
+    ranks_status_->setText("<font color=#c62828>" + error.toHtmlEscaped() + "</font>");
+    return false;
+  }
+  timeline_->set_run(last_->graph, last_->sim, *ranks);
+  if (timeline_->shown_ranks().empty()) {
+    ranks_status_->setText(QString("<font color=#c62828>none of these ranks ran in this simulation (%1 ranks ran)</font>")
+                               .arg(timeline_->ranks_in_run()));
+    return false;
+  }
+  update_ranks_status();
+  return true;
+}
+
+QString SimulationTab::ranks_status() const { return ranks_status_->text(); }
+
+void SimulationTab::update_ranks_status() {
+  const auto& shown = timeline_->shown_ranks();
+  ranks_status_->setText(shown.empty() ? QString()
+                                       : QString("showing %1 of the %2 simulated ranks (%3 to %4)")
+                                             .arg(shown.size())
+                                             .arg(timeline_->ranks_in_run())
+                                             .arg(shown.front())
+                                             .arg(shown.back()));
 }
 
 void SimulationTab::show_error(const QString& message) {
@@ -55,6 +111,8 @@ void SimulationTab::show_error(const QString& message) {
   metrics_->clear();
   step_time_s_ = 0;
   timeline_->clear();
+  last_.reset();
+  ranks_status_->clear();
 }
 
 QString SimulationTab::metrics_text() const { return metrics_->text(); }
@@ -130,7 +188,10 @@ void SimulationTab::show_prediction(const Inputs& in, const models::Prediction& 
   QChart* old = chart_->chart();
   chart_->setChart(chart);
   delete old;
-  timeline_->set_run(p.graph, p.sim);
+  last_ = std::make_shared<const models::Prediction>(p);
+  ranks_edit_->clear();
+  timeline_->set_run(last_->graph, last_->sim);
+  update_ranks_status();
 }
 
 }  // namespace scalescope::gui

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace scalescope::gui {
@@ -42,25 +43,69 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
   setMinimumHeight(160);
 }
 
+std::optional<std::vector<int>> parse_rank_list(const QString& text, QString* error, int max_ranks) {
+  std::vector<int> out;
+  auto fail = [&](const QString& why) -> std::optional<std::vector<int>> {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  for (const QString& raw : text.split(',', Qt::SkipEmptyParts)) {
+    const QString part = raw.trimmed();
+    if (part.isEmpty()) continue;
+    const QStringList ends = part.split('-');
+    bool ok_a = false, ok_b = false;
+    const int a = ends.value(0).trimmed().toInt(&ok_a);
+    const int b = ends.size() == 2 ? ends.value(1).trimmed().toInt(&ok_b) : a;
+    if (ends.size() > 2 || !ok_a || (ends.size() == 2 && !ok_b) || a < 0 || b < 0)
+      return fail(QString("'%1' is not a rank or a range of ranks (expected e.g. 0-7, 64)").arg(part));
+    if (b < a) return fail(QString("the range '%1' ends before it starts").arg(part));
+    if (static_cast<long long>(b) - a + 1 + static_cast<long long>(out.size()) > max_ranks)
+      return fail(QString("more than %1 ranks: name fewer (a timeline of more is not legible)").arg(max_ranks));
+    for (int r = a; r <= b; ++r) out.push_back(r);
+  }
+  if (out.empty()) return fail("no rank named (expected e.g. 0-7, 64)");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 void TimelineWidget::clear() {
   bars_.clear();
   row_names_.clear();
+  shown_ranks_.clear();
+  ranks_in_run_ = 0;
   step_ns_ = 0;
   view_start_ = 0;
   view_span_ = 1;
   update();
 }
 
-void TimelineWidget::set_run(const TaskGraph& graph, const SimResult& sim) {
+void TimelineWidget::set_run(const TaskGraph& graph, const SimResult& sim, const std::vector<int>& ranks) {
   clear();
   if (sim.task_times.size() != graph.size()) {
     update();
     return;
   }
+  std::set<int> ran;
+  for (TaskId id = 0; id < graph.size(); ++id)
+    if (sim.task_times[id].start >= 0) ran.insert(int{graph.task(id).rank});
+  ranks_in_run_ = static_cast<int>(ran.size());
+  std::set<int> shown;
+  if (ranks.empty()) {
+    for (int r : ran) {
+      if (static_cast<int>(shown.size()) == kDefaultRanks) break;
+      shown.insert(r);
+    }
+  } else {
+    for (int r : ranks)
+      if (ran.count(r)) shown.insert(r);
+  }
+  shown_ranks_.assign(shown.begin(), shown.end());
   std::map<std::pair<int, int>, int> row_of;  // (rank, stream) -> row, in rank then stream order
   for (TaskId id = 0; id < graph.size(); ++id) {
     const Task& t = graph.task(id);
-    if (sim.task_times[id].start >= 0) row_of.emplace(std::make_pair(int{t.rank}, int{t.stream}), 0);
+    if (sim.task_times[id].start >= 0 && shown.count(int{t.rank}))
+      row_of.emplace(std::make_pair(int{t.rank}, int{t.stream}), 0);
   }
   int r = 0;
   for (auto& [key, row] : row_of) {
@@ -71,6 +116,7 @@ void TimelineWidget::set_run(const TaskGraph& graph, const SimResult& sim) {
     const TaskTiming& tt = sim.task_times[id];
     if (tt.start < 0 || tt.end < tt.start) continue;
     const Task& t = graph.task(id);
+    if (!shown.count(int{t.rank})) continue;
     Bar b;
     b.row = row_of.at({int{t.rank}, int{t.stream}});
     b.start_ns = tt.start;

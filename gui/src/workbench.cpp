@@ -53,7 +53,13 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     }
     Session s;
     s.model = c.get_string("model");
-    s.plan = models::plan_from_json(c.at("plan").json(), file).take_or_throw();
+    auto plan = models::plan_from_json(c.at("plan").json(), file);
+    if (!plan) {  // the plan's own paths start at the plan: name them from the session's root
+      Error e = plan.error();
+      e.path = e.path.empty() || e.path == "$" ? "$.plan" : "$.plan" + e.path.substr(e.path.rfind('$', 0) == 0 ? 1 : 0);
+      throw ErrorException(std::move(e));
+    }
+    s.plan = std::move(*plan);
     s.cluster = c.get_string("cluster");
     if (auto n = c.find("nodes")) s.nodes = static_cast<int>(n->as_int_in(0, 1 << 20));  // checked before narrowing
     s.calibration = c.get_string("calibration", "");
@@ -180,7 +186,36 @@ Expected<Inputs> load_inputs(const models::ModelSpec& model, const Session& s) {
   return in;
 }
 
-Expected<models::Prediction> predict(const Inputs& in, const std::string& fidelity, bool record_task_times) {
+namespace {
+/// Counts finished tasks into a RunControl and stops the simulation when it is cancelled: the exception leaves
+/// the simulator through its callers (nothing of the run is kept) and predict() below returns it as an error.
+class ProgressObserver : public SimObserver {
+ public:
+  explicit ProgressObserver(RunControl& c) : c_(c) {}
+  void simulation_started(const TaskGraph& graph) override {
+    c_.tasks_total.store(graph.size(), std::memory_order_relaxed);
+    c_.tasks_done.store(0, std::memory_order_relaxed);
+    check();
+  }
+  void task_finished(int, int, TaskId, SimTime) override {
+    if ((++done_ & 4095u) == 0) {
+      c_.tasks_done.store(done_, std::memory_order_relaxed);
+      check();
+    }
+  }
+  void simulation_finished(SimTime) override { c_.tasks_done.store(done_, std::memory_order_relaxed); }
+
+ private:
+  void check() const {
+    if (c_.cancel.load(std::memory_order_relaxed)) throw ErrorException(runtime_error("cancelled"));
+  }
+  RunControl& c_;
+  std::uint64_t done_ = 0;
+};
+}  // namespace
+
+Expected<models::Prediction> predict(const Inputs& in, const std::string& fidelity, bool record_task_times,
+                                     RunControl* control) {
   const CollectiveModel collectives(*in.cluster, in.params);
   models::PredictOptions po;
   po.fidelity = fidelity == "flow" ? Fidelity::flow : Fidelity::analytical;
@@ -189,7 +224,14 @@ Expected<models::Prediction> predict(const Inputs& in, const std::string& fideli
   po.build.costs.flash_attention = true;
   po.build.costs.dropout = false;
   po.record_task_times = record_task_times;
-  return models::predict(in.model, in.plan, *in.cluster, collectives, *in.compute, po);
+  if (!control) return models::predict(in.model, in.plan, *in.cluster, collectives, *in.compute, po);
+  ProgressObserver progress(*control);
+  po.observers.push_back(&progress);
+  try {
+    return models::predict(in.model, in.plan, *in.cluster, collectives, *in.compute, po);
+  } catch (const ErrorException& e) {
+    return e.error;
+  }
 }
 
 Expected<Inputs> InputsCache::get(const Session& s) {

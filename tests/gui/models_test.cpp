@@ -3,7 +3,9 @@
 #include <QAbstractItemModelTester>
 #include <QSortFilterProxyModel>
 #include <QtTest>
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "scalescope/gui/cluster_view.hpp"
 #include "scalescope/gui/scaling_tab.hpp"
@@ -92,6 +94,75 @@ class ModelsTest : public QObject {
     int node_boxes = 0;
     for (const auto& it : view.items()) node_boxes += it.node ? 1 : 0;
     QCOMPARE(node_boxes, 8);
+  }
+
+  void cluster_of_16384_gpus_draws_64_node_boxes_and_at_most_64_per_tier() {
+    ClusterOptions copt;
+    copt.gpus = 16384;
+    auto c = load_cluster_by_name_or_path("h100-ndr-multiplane", copt);
+    QVERIFY2(c.has_value(), c ? "" : c.error().str().c_str());
+    QCOMPARE(c->num_nodes(), 2048);
+    ClusterView view;
+    view.resize(1200, 800);
+    view.set_cluster(*c);
+    QVERIFY(view.collapsed());
+    QCOMPARE(view.node_group(), 32);  // ceil(2048 / 64) nodes per box
+    int node_boxes = 0;
+    std::map<double, int> per_tier_row;  // switch boxes by their vertical position (one row per tier)
+    for (const auto& it : view.items()) {
+      if (it.node) {
+        ++node_boxes;
+      } else {
+        ++per_tier_row[it.box.center().y()];
+      }
+    }
+    QCOMPARE(node_boxes, 64);
+    QVERIFY(!per_tier_row.empty());
+    for (const auto& [y, n] : per_tier_row) QVERIFY2(n <= 64, qPrintable(QString("%1 boxes in one tier").arg(n)));
+    // The first box holds nodes 0-31, 8 GPUs each: ranks 0-255.
+    const auto first = std::find_if(view.items().begin(), view.items().end(), [](const auto& it) { return it.node; });
+    QVERIFY(first->tip.contains("nodes 0-31"));
+    QVERIFY(first->tip.contains("ranks 0-255"));
+    // Wires join boxes only, so there are at most as many as box pairs per link kind, not one per link.
+    QVERIFY(view.wires().size() < 64 * 64 * 2);
+  }
+
+  void rank_lists_parse_as_typed_and_bad_ones_say_why() {
+    QString err;
+    auto r = parse_rank_list(" 8, 0-3,2 ", &err);
+    QVERIFY(r.has_value());
+    QCOMPARE(*r, (std::vector<int>{0, 1, 2, 3, 8}));
+    QVERIFY(!parse_rank_list("5-3", &err));
+    QVERIFY(err.contains("ends before it starts"));
+    QVERIFY(!parse_rank_list("rank 4", &err));
+    QVERIFY(err.contains("'rank 4'"));
+    QVERIFY(!parse_rank_list("0-2000", &err));  // 2,001 ranks > 1,024
+    QVERIFY(err.contains("more than 1024"));
+    QVERIFY(!parse_rank_list(" , ", &err));
+    QVERIFY(!parse_rank_list("-1", &err));
+  }
+
+  void timeline_draws_the_first_16_ranks_unless_ranks_are_named() {
+    // 20 ranks, one 1 ms task each on stream 0: by default ranks 0-15 (16 rows); named {3, 19, 25}: the two
+    // that ran (25 did not), 2 rows.
+    TaskGraph g;
+    SimResult r;
+    r.step_ns = 1'000'000;
+    for (int rank = 0; rank < 20; ++rank) {
+      g.add_compute(rank, 0, TaskCategory::forward, "fwd", Seconds(1e-3));
+      r.task_times.push_back(TaskTiming{0, 0, 1'000'000});
+    }
+    TimelineWidget t;
+    t.set_run(g, r);
+    QCOMPARE(t.ranks_in_run(), 20);
+    QCOMPARE(t.rows(), TimelineWidget::kDefaultRanks);
+    QCOMPARE(t.shown_ranks().front(), 0);
+    QCOMPARE(t.shown_ranks().back(), 15);
+    QCOMPARE(t.bars().size(), std::size_t{16});
+    t.set_run(g, r, {3, 19, 25});
+    QCOMPARE(t.shown_ranks(), (std::vector<int>{3, 19}));
+    QCOMPARE(t.rows(), 2);
+    QCOMPARE(t.bars().size(), std::size_t{2});
   }
 
   void timeline_zoom_halves_the_visible_span_and_tooltips_name_the_task() {

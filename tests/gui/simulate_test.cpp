@@ -77,6 +77,21 @@ class SimulateTest : public QObject {
     QVERIFY(!w.simulation()->timeline()->bars().empty());
     // hgx-h200-8 with 8 GPUs is one node (not more than 4 nodes: drawn expanded).
     QVERIFY(!w.cluster_view()->collapsed());
+    // The rank picker: the last stage's rank alone (Megatron order, tp innermost: rank tp x dp = 4), then a rank
+    // that did not run, then a malformed list.
+    SimulationTab* tab = w.simulation();
+    const int rows_all = tab->timeline()->rows();
+    QCOMPARE(tab->timeline()->shown_ranks(), (std::vector<int>{0, 4}));
+    QVERIFY(tab->show_ranks("4"));
+    QCOMPARE(tab->timeline()->shown_ranks(), std::vector<int>{4});
+    QVERIFY(tab->timeline()->rows() >= 1 && tab->timeline()->rows() < rows_all);
+    QVERIFY(tab->ranks_status().contains("showing 1 of the"));
+    QVERIFY(!tab->show_ranks("7000"));
+    QVERIFY(tab->ranks_status().contains("none of these ranks ran"));
+    QVERIFY(!tab->show_ranks("1-"));
+    QVERIFY(tab->ranks_status().contains("not a rank"));
+    QVERIFY(tab->show_ranks(""));  // back to the default
+    QCOMPARE(tab->timeline()->rows(), rows_all);
   }
 
   void whatif_at_identity_matches_simulation() {
@@ -198,6 +213,58 @@ class SimulateTest : public QObject {
     QVERIFY(!second);
     QVERIFY(!w.simulating());
     QVERIFY(w.simulation()->shown_step_time_s() > 0);
+  }
+
+  void a_long_run_reports_progress_and_can_be_cancelled() {
+    // First a quick run, whose results must stay shown; then flow-fidelity runs of every rank of llama3-70b on 512
+    // GPUs of h100-rail-ndr (about 2 s of simulation on the 2-core build machine).
+    MainWindow w(false);
+    w.workload()->set_session(llama_session());
+    QVERIFY(w.simulate());
+    const double before = w.simulation()->shown_step_time_s();
+    Session s;
+    s.model = "llama3-70b";
+    s.cluster = "h100-rail-ndr";
+    s.nodes = 64;
+    s.plan = Session::default_plan();
+    s.plan.tp = 4;
+    s.plan.pp = 4;
+    s.plan.dp = 32;
+    s.plan.mbs = 1;
+    s.plan.gbs = 1024;
+    s.fidelity = "flow";
+    w.workload()->set_session(s);
+    // Progress, polled every 10 ms while the run goes: tasks done never exceed the graph's tasks, and the graph's
+    // size is known once the simulation starts.
+    QTimer poll;
+    std::uint64_t max_total = 0;
+    bool ordered = true;
+    connect(&poll, &QTimer::timeout, &w, [&] {
+      const auto [done, total] = w.simulation_progress();
+      max_total = std::max(max_total, total);
+      ordered = ordered && done <= total;
+    });
+    poll.start(10);
+    QVERIFY2(w.simulate(), qPrintable(w.errors()->last()));
+    poll.stop();
+    QVERIFY(ordered);
+    QVERIFY(max_total > 0);
+    const double full = w.simulation()->shown_step_time_s();
+    QVERIFY(full > 0 && full != before);
+    // Cancelled from the event loop simulate() runs while it waits: simulate() returns false, nothing is
+    // reported as an error, and the previous results stay.
+    const QString last_error = w.errors()->last();
+    bool seen_running = false;
+    QTimer::singleShot(0, &w, [&] {
+      seen_running = w.simulating();
+      w.cancel_simulation();
+    });
+    QVERIFY(!w.simulate());
+    QVERIFY(seen_running);
+    QVERIFY(!w.simulating());
+    QCOMPARE(w.simulation()->shown_step_time_s(), full);
+    QCOMPARE(w.errors()->last(), last_error);
+    QCOMPARE(w.simulation_progress(), (std::pair<std::uint64_t, std::uint64_t>{0, 0}));
   }
 
   void bad_model_shows_error_without_crashing() {

@@ -47,7 +47,9 @@ TEST(SessionHostile, WrongTypesNameTheField) {
   EXPECT_NE(error_of(d).find("$.nodes: expected an integer from 0 to 1048576, got the string \"8\""), std::string::npos);
   d = base_session();
   d["plan"] = 3;
-  EXPECT_NE(error_of(d).find("expected an object, got 3"), std::string::npos) << error_of(d);
+  EXPECT_NE(error_of(d).find("$.plan: expected an object, got 3"), std::string::npos) << error_of(d);
+  d["plan"] = Json{{"tp", "eight"}, {"gbs", 8}};  // a field inside the plan is named from the session's root
+  EXPECT_NE(error_of(d).find("$.plan.tp"), std::string::npos) << error_of(d);
   d = base_session();
   d["interference"] = "yes";
   EXPECT_NE(error_of(d).find("$.interference: expected true or false"), std::string::npos);

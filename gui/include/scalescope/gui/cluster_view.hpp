@@ -1,6 +1,8 @@
 // Tab 3, cluster view: the cluster graph drawn with GPUs, switches, CPUs and NICs, links coloured
 // by kind with their bandwidths in tooltips and the legend; clusters of more than four nodes are
-// collapsed to one box per node (its links to the fabric aggregated).
+// collapsed to one box per node (its links to the fabric aggregated), clusters of more than 64 nodes to
+// one box per group of consecutive nodes, and fabric tiers of more than 64 switches to one box per group of
+// switches, so that a 100k-GPU cluster draws as fast and as legibly as a rack.
 #pragma once
 
 #include <QColor>
@@ -34,6 +36,8 @@ class ClusterView : public QWidget {
   explicit ClusterView(QWidget* parent = nullptr);
   void set_cluster(const Cluster& cluster);
   bool collapsed() const { return collapsed_; }
+  /// Nodes drawn in one box (1 up to 64 nodes).
+  int node_group() const { return node_group_; }
   const std::vector<Item>& items() const { return items_; }
   const std::vector<Wire>& wires() const { return wires_; }
   QString tooltip_at(QPointF pos) const;
@@ -51,6 +55,7 @@ class ClusterView : public QWidget {
   QStringList legend_;
   QString title_;
   bool collapsed_ = false;
+  int node_group_ = 1;
 };
 
 QColor link_color(LinkKind k);

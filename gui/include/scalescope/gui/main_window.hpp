@@ -3,10 +3,14 @@
 #pragma once
 
 #include <QMainWindow>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "scalescope/gui/workbench.hpp"
 
+class QProgressBar;
+class QPushButton;
 class QTabWidget;
 
 namespace scalescope::gui {
@@ -35,6 +39,11 @@ class MainWindow : public QMainWindow {
   bool simulate();
   /// True while simulate() waits for its prediction.
   bool simulating() const { return simulating_; }
+  /// Stops the running simulation (the status bar's Cancel): simulate() then returns false and keeps the
+  /// results shown before. Nothing happens when none runs.
+  void cancel_simulation();
+  /// While a simulation runs: its tasks finished and in all (both 0 while the task graph is built).
+  std::pair<std::uint64_t, std::uint64_t> simulation_progress() const;
   /// "workload", "simulation", "cluster", "whatif", "scaling", "planner"; false for an unknown name.
   bool select_tab(const QString& name);
   QString current_tab_name() const;
@@ -73,6 +82,9 @@ class MainWindow : public QMainWindow {
   InputsCache cache_;
   bool scaling_loaded_ = false;
   bool simulating_ = false;
+  std::shared_ptr<RunControl> run_;  ///< the running simulation's progress and cancel flag
+  QProgressBar* run_progress_;
+  QPushButton* run_cancel_;
 };
 
 }  // namespace scalescope::gui

@@ -1,9 +1,12 @@
-// Timeline of one simulated iteration: one row per (rank, stream), tasks painted as bars coloured
-// by category; mouse wheel zooms around the cursor, dragging pans, hovering shows the task.
+// Timeline of one simulated iteration: one row per (rank, stream) of the ranks shown, tasks painted as bars
+// coloured by category; mouse wheel zooms around the cursor, dragging pans, hovering shows the task. A run of
+// every rank of a large cluster has millions of tasks: the widget shows the ranks it is given (the simulation
+// tab's rank picker), by default the first kDefaultRanks that ran.
 #pragma once
 
 #include <QString>
 #include <QWidget>
+#include <optional>
 #include <vector>
 
 #include "scalescope/sim/simulator.hpp"
@@ -21,10 +24,17 @@ class TimelineWidget : public QWidget {
     QString tip;
   };
 
+  /// Ranks drawn when none are named.
+  static constexpr int kDefaultRanks = 16;
+
   explicit TimelineWidget(QWidget* parent = nullptr);
-  /// Takes the tasks that ran (SimResult::task_times must be recorded).
-  void set_run(const TaskGraph& graph, const SimResult& sim);
+  /// Takes the tasks that ran (SimResult::task_times must be recorded) of `ranks` (empty: the first
+  /// kDefaultRanks ranks that ran; ranks that did not run are left out).
+  void set_run(const TaskGraph& graph, const SimResult& sim, const std::vector<int>& ranks = {});
   void clear();
+  /// Distinct ranks with tasks in the last run, and the ones drawn (ascending).
+  int ranks_in_run() const { return ranks_in_run_; }
+  const std::vector<int>& shown_ranks() const { return shown_ranks_; }
   const std::vector<Bar>& bars() const { return bars_; }
   int rows() const { return static_cast<int>(row_names_.size()); }
   /// Visible window in ns (for tests): [view_start, view_start + view_span).
@@ -48,6 +58,8 @@ class TimelineWidget : public QWidget {
 
   std::vector<Bar> bars_;
   std::vector<QString> row_names_;
+  std::vector<int> shown_ranks_;
+  int ranks_in_run_ = 0;
   std::int64_t step_ns_ = 0;
   double view_start_ = 0, view_span_ = 1;
   bool dragging_ = false;
@@ -55,5 +67,10 @@ class TimelineWidget : public QWidget {
 };
 
 QColor category_color(TaskCategory c);
+
+/// A rank list as typed in the rank picker: comma-separated ranks and inclusive ranges ("0-7, 64, 100-103").
+/// Sorted and without repeats; nullopt with `error` set for text that is not such a list, for a range
+/// that ends before it starts, or for more than `max_ranks` ranks.
+std::optional<std::vector<int>> parse_rank_list(const QString& text, QString* error, int max_ranks = 1024);
 
 }  // namespace scalescope::gui

@@ -2,6 +2,9 @@
 // its inputs through the same library calls as `scalescope simulate`, and predicting one iteration.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -74,9 +77,18 @@ class InputsCache {
   std::map<std::string, models::ModelSpec> models_;
 };
 
+/// Progress and cancellation of one predict() run, shared between the worker running it and the window.
+struct RunControl {
+  std::atomic<std::uint64_t> tasks_total{0};  ///< tasks of the graph being simulated (0 while it is built)
+  std::atomic<std::uint64_t> tasks_done{0};   ///< tasks finished so far
+  std::atomic<bool> cancel{false};            ///< set by the window; the run stops within a few thousand tasks
+};
+
 /// models::predict with the options `scalescope simulate` uses (flash attention, per-layer tasks
-/// off); `record_task_times` keeps per-task times for the timeline.
-Expected<models::Prediction> predict(const Inputs& in, const std::string& fidelity, bool record_task_times);
+/// off); `record_task_times` keeps per-task times for the timeline. With `control`, the simulation reports
+/// its progress there and stops with the runtime error "cancelled" once control->cancel is set.
+Expected<models::Prediction> predict(const Inputs& in, const std::string& fidelity, bool record_task_times,
+                                     RunControl* control = nullptr);
 
 /// Names of catalog models, topologies and calibration profiles (for the pickers).
 std::vector<std::string> model_names();
