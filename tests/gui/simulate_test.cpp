@@ -27,6 +27,21 @@ Session llama_session() {
   return s;
 }
 
+/// A flow-fidelity session: `model` on `nodes` nodes of `cluster`, the default plan with these tp, pp, dp and gbs.
+Session flow_session(const char* model, const char* cluster, int nodes, int tp, int pp, int dp, int gbs) {
+  Session s;
+  s.model = model;
+  s.cluster = cluster;
+  s.nodes = nodes;
+  s.plan = Session::default_plan();
+  s.plan.tp = tp;
+  s.plan.pp = pp;
+  s.plan.dp = dp;
+  s.plan.gbs = gbs;
+  s.fidelity = "flow";
+  return s;
+}
+
 /// The step time as `scalescope simulate --model llama3-8b --cluster hgx-h200-8 --plan tp=8,gbs=8`
 /// computes it: the library calls of cli/cmd_simulate.cpp with datasheet inputs, written out here
 /// without the GUI's code.
@@ -193,14 +208,7 @@ class SimulateTest : public QObject {
     // the run in progress, and a second simulate() made from it must be refused without starting
     // anything; the first run then completes normally.
     MainWindow w(false);
-    Session s = llama_session();
-    s.nodes = 2;
-    s.plan.tp = 2;
-    s.plan.pp = 2;
-    s.plan.dp = 4;
-    s.plan.gbs = 64;
-    s.fidelity = "flow";
-    w.workload()->set_session(s);
+    w.workload()->set_session(flow_session("llama3-8b", "hgx-h200-8", 2, 2, 2, 4, 64));
     bool fired = false, busy_seen = false, second = true;
     QTimer::singleShot(0, &w, [&] {
       fired = true;
@@ -222,18 +230,7 @@ class SimulateTest : public QObject {
     w.workload()->set_session(llama_session());
     QVERIFY(w.simulate());
     const double before = w.simulation()->shown_step_time_s();
-    Session s;
-    s.model = "llama3-70b";
-    s.cluster = "h100-rail-ndr";
-    s.nodes = 64;
-    s.plan = Session::default_plan();
-    s.plan.tp = 4;
-    s.plan.pp = 4;
-    s.plan.dp = 32;
-    s.plan.mbs = 1;
-    s.plan.gbs = 1024;
-    s.fidelity = "flow";
-    w.workload()->set_session(s);
+    w.workload()->set_session(flow_session("llama3-70b", "h100-rail-ndr", 64, 4, 4, 32, 1024));
     // Progress, polled every 10 ms while the run goes: tasks done never exceed the graph's tasks, and the graph's
     // size is known once the simulation starts.
     QTimer poll;
