@@ -6,6 +6,11 @@
 # clock, power and clock-event reasons sampled every 100 ms beside it. Why: validation/session17/README.md ("Left")
 # and validation/harness-stack/REPORT.md (long steps 4-6% too fast, short ones within 1%).
 # Lands in $OUT/clocks-TAG.tar.gz.
+# Committed before it runs (session 17), what would confirm the hypothesis and what would rule it out, on each GPU:
+#  - confirmed: the median rate at 100% duty is at least 3% below the 50 ms bursts' median, at 25% duty within 1% of
+#    the bursts, the SM clock falling with the duty cycle and a power-cap clock-event reason set at 100%;
+#  - ruled out: the rate at 100% duty within 1% of the bursts (then the 3-6% of the blind checks is elsewhere: look
+#    at the GEMM rows' shapes against the traced kernels' next).
 set -uo pipefail
 TAG=${1:?usage: session_clocks18.sh TAG}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
