@@ -103,4 +103,11 @@ using Symbols = std::map<std::string, double>;
 /// The rows of every phase (stack JSON), with what did not scale counted in `summary`.
 Json build_rows(const Events& ev, const Step& step, const Symbols& sym, TraceImportSummary& summary);
 
+/// Gradient accumulation (docs/stack-profile.md, "Gradient accumulation"): a trace of one micro-batch whose
+/// gradients start as None has no accumulation kernels (AccumulateGrad hands the first gradient over), while
+/// micro-batches 2..m of a real step add theirs into `.grad`. Appends, when the trace has none, memory rows that run
+/// when m > 1 and read two and write one gradient per parameter; says what it did in `summary.notes`.
+void add_accumulation_rows(const Events& ev, const Step& step, const models::ModelSpec& model, Json& phases,
+                           TraceImportSummary& summary);
+
 }  // namespace scalescope::calib::trace

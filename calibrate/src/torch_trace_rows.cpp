@@ -414,4 +414,55 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
   return phases;
 }
 
+void add_accumulation_rows(const Events& ev, const Step& st, const models::ModelSpec& model, Json& phases,
+                           TraceImportSummary& sum) {
+  // Accumulation the trace already ran (zero_grad(set_to_none=False), or a traced micro-batch after the first):
+  // its add kernels sit under AccumulateGrad and are rows of every micro-batch already.
+  for (const Kernel& k : st.kernels) {
+    if (k.phase != Phase::backward || k.outer < 0) continue;
+    if (has(ev.name(ev.ops[static_cast<std::size_t>(k.outer)].name), "AccumulateGrad")) {
+      sum.notes.push_back("gradient accumulation: the trace adds into existing gradients (AccumulateGrad kernels), "
+                          "so its rows hold it already");
+      return;
+    }
+  }
+  // One add kernel per parameter tensor: the trace's AccumulateGrad nodes less the embedding, final norm and head
+  // tensors, spread over the layers; without them, the model's count (weights of q, k, v, o, the MLP and 2 norms).
+  const int L = std::max(1, st.layers);
+  double nodes = 0.0;
+  for (const CpuOp& op : ev.ops)
+    if (op.ts >= st.t0 && op.ts <= st.t1 && ev.name(op.name) == "torch::autograd::AccumulateGrad") nodes += 1.0;
+  const bool layernorm = model.norm == models::NormKind::layernorm;
+  const bool swiglu = model.ffn == models::FfnKind::swiglu;
+  const double edges = 1.0 + (model.positional == models::Positional::learned) + !model.tied_embeddings + 1.0 +
+                       (layernorm && model.bias);
+  double per_layer = std::floor((nodes - edges) / L + 0.5);
+  if (!(per_layer >= 1.0)) per_layer = 4.0 + (swiglu ? 3.0 : 2.0) + 2.0;
+  // Bytes per micro-batch after the first, averaged over the step's m: read .grad and the new gradient, write
+  // .grad (3 g per element), sharded over the data-parallel ranks when FSDP2 / ZeRO-2+ keeps gradients sharded.
+  const std::string acc = "(m - 1) / m * 3 * g * ", shard = " / (zero >= 2 ? dp : 1)";
+  // An MoE layer's weights (symbols of docs/moe.md): attention, the rank's experts (sharded over the
+  // expert-data-parallel ranks), the shared experts and the router; a dense layer's: P_layer (linear weights).
+  const std::string mlp = swiglu ? "3" : "2";
+  const std::string layer_bytes = model.is_moe()
+      ? "(" + acc + "(H*(Q+2*K) + Q*H + " + mlp + "*Fsh_r*H + E*H)" + shard + " + " + acc + mlp + "*E_r*Fe_r*H / " +
+            "(zero >= 2 ? edp : 1))"
+      : acc + "P_layer" + shard;
+  const std::string why = " (micro-batches after the first add their gradients into .grad; added by the import, "
+                          "docs/stack-profile.md)";
+  auto row = [&](const char* phase, const std::string& what, double kernels, const std::string& bytes) {
+    phases[phase].push_back(Json{{"name", "gradient accumulation of " + what + why},
+                                 {"kind", "memory"},
+                                 {"when", "m > 1"},
+                                 {"kernels", kernels},
+                                 {"bytes", bytes}});
+  };
+  row("layer_backward", "the layer's parameters", per_layer, layer_bytes);
+  row("embedding_backward", "the embedding table", 1.0, acc + "V * H" + shard);
+  // A tied head's gradient is added into the embedding's before the table's gradient accumulates.
+  if (!model.tied_embeddings) row("head_backward", "the LM head", 1.0, acc + "Vu * H" + shard);
+  sum.notes.push_back("gradient accumulation: rows added for micro-batches 2..m (" + num(per_layer) +
+                      " parameter tensors per layer, from " + num(nodes) + " AccumulateGrad nodes in the trace)");
+}
+
 }  // namespace scalescope::calib::trace

@@ -194,6 +194,7 @@ class ProgressObserver : public SimObserver {
   explicit ProgressObserver(RunControl& c) : c_(c) {}
   void simulation_started(const TaskGraph& graph) override {
     c_.tasks_total.store(graph.size(), std::memory_order_relaxed);
+    done_ = 0;  // one observer may see several runs (a plan checked at two fidelities)
     c_.tasks_done.store(0, std::memory_order_relaxed);
     check();
   }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -128,6 +130,53 @@ TEST(TorchTrace, StackProcessSamplesOutsideTheirRangeAreRefused) {
     auto stack = models::stack_from_json(doc, "edited.json");
     ASSERT_FALSE(stack.has_value()) << bad.dump();
     EXPECT_NE(stack.error().str().find("process_samples"), std::string::npos) << stack.error().str();
+  }
+}
+
+// Gradient accumulation: the traced step ran one micro-batch with gradients set to None, so AccumulateGrad handed
+// each gradient over and no add kernel ran; micro-batches 2..m of a real step add theirs into .grad. The import adds
+// those rows, priced by bytes: per micro-batch after the first, read two and write one gradient of every parameter,
+// (m - 1) / m of that per micro-batch on average. gpt-ln-0.5b's linear weights per layer (P_layer):
+// H (Q + 2K) + Q H + 2 F H = 1600 * 4800 + 1600 * 1600 + 2 * 6400 * 1600 = 30,720,000; bf16 gradients (g = 2).
+// The trace holds 148 AccumulateGrad nodes: 12 layers of 12 tensors (4 linear weights and biases, 2 LayerNorms of
+// weight and bias) and 4 outside them (embedding, final LayerNorm weight and bias, head).
+TEST(TorchTrace, OneMicroBatchTracesGainTheGradientAccumulationOfLaterMicroBatches) {
+  auto r = import_torch_trace(kTrace, gpt_ln(), options());
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  auto stack = models::stack_from_json(r->stack, "imported");
+  ASSERT_TRUE(stack.has_value()) << stack.error().str();
+  const auto& rows = stack->phases[static_cast<std::size_t>(models::StackPhase::layer_backward)];
+  auto it = std::find_if(rows.begin(), rows.end(),
+                         [](const models::StackRow& row) { return row.name.rfind("gradient accumulation", 0) == 0; });
+  ASSERT_NE(it, rows.end());
+  EXPECT_FALSE(it->time_s.has_value());  // priced by its bytes at the plan's shape
+  const models::ModelSpec model = gpt_ln();
+  models::Plan plan;
+  plan.precision = models::Precision::bf16;
+  plan.mbs = 4;
+  plan.gbs = 4;  // m = 1: nothing to accumulate
+  auto values = stack->bind(model, plan, true, false, 128);
+  EXPECT_EQ(it->when.eval(values), 0.0);
+  plan.gbs = 16;  // m = 4
+  values = stack->bind(model, plan, true, false, 128);
+  EXPECT_NE(it->when.eval(values), 0.0);
+  EXPECT_NEAR(it->bytes.eval(values), 0.75 * 3 * 2 * 30.72e6, 1.0);
+  EXPECT_NEAR(it->kernels.eval(values), 12.0, 1e-12);
+  // ZeRO-3 over 2 ranks (FSDP2 keeps the gradients sharded): half the bytes per rank.
+  plan.zero = 3;
+  plan.dp = 2;
+  plan.gbs = 32;
+  values = stack->bind(model, plan, true, false, 128);
+  EXPECT_NEAR(it->bytes.eval(values), 0.75 * 3 * 2 * 30.72e6 / 2, 1.0);
+  // The embedding table and the untied head accumulate too: V x H each (vocab 50,304 = 393 x 128, no padding).
+  for (const auto phase : {models::StackPhase::embedding_backward, models::StackPhase::head_backward}) {
+    const auto& edge = stack->phases[static_cast<std::size_t>(phase)];
+    EXPECT_EQ(std::count_if(edge.begin(), edge.end(),
+                            [&](const models::StackRow& row) {
+                              return row.name.rfind("gradient accumulation", 0) == 0 &&
+                                     std::fabs(row.bytes.eval(values) - 0.75 * 3 * 2 * 50304.0 * 1600 / 2) < 1.0;
+                            }),
+              1);
   }
 }
 

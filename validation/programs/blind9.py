@@ -63,7 +63,14 @@ SHAPES17 = {  # session 17: attention rows timed as GPU time (measure_attention.
     "gpt-ln": ["2x384", "1x1536", "5x512", "8x768", "4x3072", "7x2048"],
     "hf-llama": ["2x384", "1x768", "3x768", "6x768", "4x2048", "2x4096"],
 }
-SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17}
+# Session 18: steps of several micro-batches (MBSxSEQxM: M micro-batches, gradients accumulated, one optimizer step;
+# run_steps.py), predicted with the import's gradient-accumulation rows (docs/stack-profile.md); no step of more than
+# one micro-batch was measured before.
+SHAPES18 = {
+    "gpt-ln": ["2x512x4", "1x1024x8", "4x768x3", "8x512x2", "2x2048x4", "6x1024x2"],
+    "hf-llama": ["1x512x6", "2x768x4", "4x512x3", "3x1024x2", "1x2048x4", "2x1536x3"],
+}
+SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -84,10 +91,17 @@ def git_commit():
         return "unknown"
 
 
+def shape_key(row):
+    """A measured row's shape as the sets write it: MBSxSEQ, or MBSxSEQxM for M micro-batches per step."""
+    m = row.get("micro_batches", 1)
+    return f"{row['micro_batch']}x{row['seq']}" + (f"x{m}" if m > 1 else "")
+
+
 def simulate(bin_, prog, shape, gpu, framework, session):
-    mbs, seq = (int(x) for x in shape.split("x"))
+    mbs, seq, *micro = (int(x) for x in shape.split("x"))
     p = PROGRAMS[prog]
-    plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},precision={p['precision']}"
+    gbs = mbs * (micro[0] if micro else 1)
+    plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={gbs},seq={seq},precision={p['precision']}"
     out, err = run([bin_, "simulate", "--model", p["model"], "--cluster", CLUSTER[gpu], "--gpus", "1", "--plan", plan,
                     "--framework", framework, "--calibration", f"{session}/{gpu}-gpu.json,{session}/{gpu}-attention.json",
                     "--format", "json"])
@@ -108,7 +122,7 @@ def cmd_predict(a):
         with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
             meta = json.load(f)
         with open(os.path.join(a.host_dir, f"host-{prog}.json")) as f:
-            host_rows = {f"{r['micro_batch']}x{r['seq']}": r for r in json.load(f)["rows"]}
+            host_rows = {shape_key(r): r for r in json.load(f)["rows"]}
         stacks = {}
         for hs in host_shapes:  # one imported stack per host-timing shape; the first is the primary prediction
             if "step_time_s" not in host_rows.get(hs, {}):
@@ -146,7 +160,7 @@ def cmd_report(a):
     variants = {hs: [] for hs in preds.get("other_host_shapes", [])}  # imported with another host-timing shape
     for prog, pp in preds["programs"].items():
         with open(os.path.join(a.measured_dir, f"measured-{prog}.json")) as f:
-            meas = {f"{r['micro_batch']}x{r['seq']}": r for r in json.load(f)["rows"]}
+            meas = {shape_key(r): r for r in json.load(f)["rows"]}
         for row in pp["rows"]:
             m = meas.get(row["shape"])
             if not m or "step_time_s" not in m:
@@ -194,7 +208,8 @@ def main():
     pr.add_argument("--scalescope", default=os.path.join(ROOT, "build-ci", "cli", "scalescope"))
     pr.add_argument("--host-dir", required=True)
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
-                    "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's)")
+                    "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
+                    "s18: session 18's steps of several micro-batches)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "

@@ -271,11 +271,12 @@ def build_program(program, model_file, layers, device):
         loss_ctx = loss_parallel
     model, opt = prog.model, prog.optimizer(prog.model.parameters())
 
-    def step(x, y):
+    def step(x, y, micro=1):
         opt.zero_grad(set_to_none=True)
-        with loss_ctx():  # the backward too, as the tp family runs it (families.accumulate)
-            loss = prog.loss(model, x, y)
-            loss.backward()
+        for _ in range(micro):  # gradient accumulation: micro-batches 2..micro add into .grad (the first hands over)
+            with loss_ctx():  # the backward too, as the tp family runs it (families.accumulate)
+                loss = prog.loss(model, x, y)
+                loss.backward()
         opt.step()
         return loss.detach()
     return step, prog.vocab, prog.cfg, prog.notes
@@ -293,7 +294,9 @@ def build_harness(family, model_file, layers, device):
     zero = 3 if family == "zero3" else 0
     holder = {}
 
-    def step(x, y):
+    def step(x, y, micro=1):
+        if micro != 1:
+            raise SystemExit("the harness families build their own step: no --shapes MBSxSEQxM for them")
         key = tuple(x.shape)
         if key not in holder:  # the harness builds its step around one batch
             holder.clear()

@@ -55,12 +55,20 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
-def timed_steps(step, x, y, device, n):
+def parse_shape(text):
+    """MBSxSEQ, or MBSxSEQxM for a step of M micro-batches (gradient accumulation, one optimizer step)."""
+    parts = [int(v) for v in text.lower().split("x")]
+    if len(parts) not in (2, 3) or min(parts) < 1:
+        raise SystemExit(f"shape '{text}': expected MBSxSEQ or MBSxSEQxM with positive integers")
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else 1
+
+
+def timed_steps(step, x, y, device, n, micro=1):
     walls = []
     for _ in range(n):
         sync(device)
         t0 = time.perf_counter()
-        step(x, y)
+        step(x, y) if micro == 1 else step(x, y, micro=micro)
         sync(device)
         walls.append(time.perf_counter() - t0)
     return walls
@@ -185,15 +193,17 @@ def cmd_measure(a, device):
     step, vocab, cfg, notes = programs.build(a.program, a.model, a.layers, device)
     rows = []
     for text in a.shapes.split(","):
-        mbs, seq = (int(v) for v in text.lower().split("x"))
+        mbs, seq, micro = parse_shape(text)
         row = {"micro_batch": mbs, "seq": seq}
+        if micro > 1:
+            row["micro_batches"] = micro
         try:
             x, y = batch(vocab, mbs, seq, device)
             with programs.sdpa_context(a.program, device):
-                timed_steps(step, x, y, device, 3)
+                timed_steps(step, x, y, device, 3, micro)
                 if device.type == "cuda":
                     torch.cuda.reset_peak_memory_stats(device)
-                walls = timed_steps(step, x, y, device, a.steps)
+                walls = timed_steps(step, x, y, device, a.steps, micro)
             row.update(summary(walls))
             if device.type == "cuda":
                 row["peak_allocated_bytes"] = torch.cuda.max_memory_allocated(device)
@@ -203,8 +213,8 @@ def cmd_measure(a, device):
         if device.type == "cuda":
             torch.cuda.empty_cache()
         rows.append(row)
-        print(json.dumps({k: row.get(k) for k in ("micro_batch", "seq", "step_time_s", "peak_allocated_bytes",
-                                                   "error")}), flush=True)
+        print(json.dumps({k: row.get(k) for k in ("micro_batch", "seq", "micro_batches", "step_time_s",
+                                                   "peak_allocated_bytes", "error")}), flush=True)
     doc = {"schema": "scalescope.program-measurement/1", "program": a.program, "model_file": a.model,
            "layers": a.layers or None, "method": f"3 warm-up steps, then {a.steps} steps each timed by wall clock "
            "between torch.cuda.synchronize() calls; median; peak torch.cuda.max_memory_allocated over the timed steps",
@@ -220,7 +230,8 @@ def main():
     p.add_argument("--layers", type=int, default=0, help="build with this many layers (default: the file's)")
     p.add_argument("--mbs", type=int, default=1)
     p.add_argument("--seq", type=int, default=1024)
-    p.add_argument("--shapes", default="", help="measure: MBSxSEQ,... e.g. 1x128,2x512")
+    p.add_argument("--shapes", default="", help="measure: MBSxSEQ[xM],... e.g. 1x128,2x512,4x512x4 (xM: M "
+                   "micro-batches per optimizer step, gradients accumulated)")
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--host-shape", default="", help="trace: also time this MBSxSEQ unprofiled first (e.g. 1x32)")
     p.add_argument("--host-steps", type=int, default=20)
