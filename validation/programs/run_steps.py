@@ -150,6 +150,11 @@ def cmd_trace(a, device):
     if own_process:
         host = host_timing(a, step, vocab, device, notes)
     x, y = batch(vocab, a.mbs, a.seq, device)
+    micro = a.micro_batches
+    if micro > 1:  # a step of several micro-batches (gradient accumulation), for diagnosis: the importer wants one
+        notes = notes + [f"traced step of {micro} micro-batches (gradients accumulated)"]
+        inner = step
+        step = lambda x, y: inner(x, y, micro=micro)  # noqa: E731
     with programs.sdpa_context(a.program, device):
         timed_steps(step, x, y, device, 3)
         if device.type == "cuda":
@@ -173,7 +178,8 @@ def cmd_trace(a, device):
         shutil.copyfileobj(f_in, f_out)
     os.remove(raw)
     meta = {"schema": "scalescope.trace-recording/1", "program": a.program, "model_file": a.model,
-            "layers": a.layers or None, "micro_batch": a.mbs, "seq": a.seq, "trace": name + ".json.gz",
+            "layers": a.layers or None, "micro_batch": a.mbs, "seq": a.seq, "micro_batches": micro,
+            "trace": name + ".json.gz",
             "unprofiled": summary(walls), "peak_allocated_bytes": peak, "notes": notes,
             "host": {"shape": a.host_shape, "step_time_s": host["rows"][0]["step_time_s"],
                      "file": name + ".host.json", "program": a.host_program or a.program} if host else None,
@@ -230,6 +236,8 @@ def main():
     p.add_argument("--layers", type=int, default=0, help="build with this many layers (default: the file's)")
     p.add_argument("--mbs", type=int, default=1)
     p.add_argument("--seq", type=int, default=1024)
+    p.add_argument("--micro-batches", type=int, default=1, help="trace: a step of this many micro-batches (gradient "
+                   "accumulation; for diagnosis, the importer takes a one-micro-batch step)")
     p.add_argument("--shapes", default="", help="measure: MBSxSEQ[xM],... e.g. 1x128,2x512,4x512x4 (xM: M "
                    "micro-batches per optimizer step, gradients accumulated)")
     p.add_argument("--steps", type=int, default=10)
