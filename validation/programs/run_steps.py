@@ -21,6 +21,7 @@
 Programs: programs.py. Tokens and labels are random (fixed seed), the same batch every step.
 """
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -63,12 +64,12 @@ def parse_shape(text):
     return parts[0], parts[1], parts[2] if len(parts) == 3 else 1
 
 
-def timed_steps(step, x, y, device, n, micro=1):
+def timed_steps(step, x, y, device, n):
     walls = []
     for _ in range(n):
         sync(device)
         t0 = time.perf_counter()
-        step(x, y) if micro == 1 else step(x, y, micro=micro)
+        step(x, y)
         sync(device)
         walls.append(time.perf_counter() - t0)
     return walls
@@ -153,8 +154,7 @@ def cmd_trace(a, device):
     micro = a.micro_batches
     if micro > 1:  # a step of several micro-batches (gradient accumulation), for diagnosis: the importer wants one
         notes = notes + [f"traced step of {micro} micro-batches (gradients accumulated)"]
-        inner = step
-        step = lambda x, y: inner(x, y, micro=micro)  # noqa: E731
+        step = functools.partial(step, micro=micro)
     with programs.sdpa_context(a.program, device):
         timed_steps(step, x, y, device, 3)
         if device.type == "cuda":
@@ -205,11 +205,12 @@ def cmd_measure(a, device):
             row["micro_batches"] = micro
         try:
             x, y = batch(vocab, mbs, seq, device)
+            run = functools.partial(step, micro=micro)  # every program's step takes its micro-batches per step
             with programs.sdpa_context(a.program, device):
-                timed_steps(step, x, y, device, 3, micro)
+                timed_steps(run, x, y, device, 3)
                 if device.type == "cuda":
                     torch.cuda.reset_peak_memory_stats(device)
-                walls = timed_steps(step, x, y, device, a.steps, micro)
+                walls = timed_steps(run, x, y, device, a.steps)
             row.update(summary(walls))
             if device.type == "cuda":
                 row["peak_allocated_bytes"] = torch.cuda.max_memory_allocated(device)
