@@ -87,14 +87,16 @@ def summarise(rows, group):
 
 
 def nccl_floors(nccl_dir):
-    """Smallest-size time of every nccl-tests-layout log: the latency floor of its launch mode."""
+    """Smallest non-zero size's time of every nccl-tests-layout log: the latency floor of its launch mode. nccl-tests
+    rounds sizes down to whole elements per rank, so its first rows can hold 0 bytes: calls that move nothing and take
+    under a microsecond (session 19's -g N logs), which are no floor of a collective."""
     out = []
     for path in sorted(glob.glob(os.path.join(nccl_dir, "*.log"))):
         first = None
         with open(path) as f:
             for line in f:
                 parts = line.split()
-                if len(parts) >= 9 and not line.startswith("#") and parts[0].isdigit():
+                if len(parts) >= 9 and not line.startswith("#") and parts[0].isdigit() and int(parts[0]) > 0:
                     first = (int(parts[0]), float(parts[5]))
                     break
         name = os.path.basename(path)[:-4]

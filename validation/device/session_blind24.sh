@@ -22,7 +22,7 @@
 #  6. (part A) NCCL launch modes: one process per GPU (torchrun + torch.distributed) and one process driving all
 #     GPUs (nccl-tests -g N, built by validation/blind24/build_nccl_tests.sh into devbin/nccl-tests.tar.gz);
 #  7. the report (validation/blind24/report.py): section for validation/REPORT.md and JSON.
-# Needs devbin/ (carried): scalescope, scalescope-calibrate, COMMIT, nccl-tests.tar.gz (optional). Every stage has a
+# Needs devbin/ (carried): scalescope, scalescope-calibrate, COMMIT, nccl-tests/ or nccl-tests.tar.gz (optional). Every stage has a
 # timeout and the whole part a budget (BUDGET_S, default 540 s from the script's start); points that no longer fit
 # are skipped in their order of importance. Everything lands in $OUT/blind24-PART-TAG.tar.gz, repacked after every
 # stage, plus predictions-PART.json and report-PART.md beside it (3 files).
@@ -129,14 +129,16 @@ measure_n 2
 if [ $PART = A ]; then
   stage nccl-per-process 60 $TORCHRUN --standalone --nproc-per-node $NGPU validation/blind24/nccl_modes.py --out $D/nccl \
     $NCCL_ARGS
-  if [ -s devbin/nccl-tests.tar.gz ]; then
-    tar xzf devbin/nccl-tests.tar.gz -C /tmp && cp /tmp/nccl-tests/BUILD $D/nccl/nccl-tests-BUILD
+  if [ -x devbin/nccl-tests/all_reduce_perf ] || [ -s devbin/nccl-tests.tar.gz ]; then
+    rm -rf /tmp/nccl-tests
+    if [ -x devbin/nccl-tests/all_reduce_perf ]; then cp -r devbin/nccl-tests /tmp/; else tar xzf devbin/nccl-tests.tar.gz -C /tmp; fi
+    cp /tmp/nccl-tests/BUILD $D/nccl/nccl-tests-BUILD
     for n in $(seq 2 2 $NGPU); do for op in all_reduce all_gather reduce_scatter alltoall; do
       LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" stage nccltests-$op-g$n 25 bash -c \
         "echo '\$ ${op}_perf -b 8 -e 1G -f 2 -g $n' > $D/nccl/nccltests-$op-g$n.log; /tmp/nccl-tests/${op}_perf -b 8 -e 1G -f 2 -g $n >> $D/nccl/nccltests-$op-g$n.log 2>&1"
     done; done
   else
-    echo "no devbin/nccl-tests.tar.gz: the nccl-tests -g N mode is not measured" | tee -a $LOG
+    echo "no devbin/nccl-tests/ or devbin/nccl-tests.tar.gz: the nccl-tests -g N mode is not measured" | tee -a $LOG
   fi
   for f in $D/nccl/*.log; do
     devbin/scalescope import nccl-tests $f -o ${f%.log}.profile.json >> $LOG 2>&1 || echo "import failed: $f" | tee -a $LOG
