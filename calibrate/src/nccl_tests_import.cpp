@@ -55,6 +55,23 @@ std::string fmt_int(double v) {
   return s.str();
 }
 
+// How the test was launched, from its header: nThread x nGpus ranks per process. One process per GPU is
+// how training jobs run (torchrun, mpirun); one process driving several GPUs (-g N, -t N) calls NCCL with
+// less host work per rank and shows a lower per-call floor (4x H200, validation/blind24/session19/: an
+// 8-byte all_reduce took 18-27 us with -g 2/4, 44-48 us with one torch process per GPU).
+Json launch_of(const NcclTestsRun& run) {
+  const int per_process = std::max(1, run.nthreads * run.ngpus);
+  const int n = run.nranks();
+  std::string mode = "one process per GPU";
+  if (per_process > 1) {
+    mode = "one process drives " + std::to_string(per_process) + " GPUs (nccl-tests";
+    if (run.ngpus > 1) mode += " -g " + std::to_string(run.ngpus);
+    if (run.nthreads > 1) mode += " -t " + std::to_string(run.nthreads);
+    mode += ")";
+  }
+  return Json{{"ranks_per_process", per_process}, {"processes", std::max(1, n / per_process)}, {"mode", mode}};
+}
+
 }  // namespace
 
 Expected<CollEntry> to_coll_entry(const NcclTestsRun& run, const std::string& source, const NcclTestsOptions& options) {
@@ -137,6 +154,7 @@ Expected<CollEntry> to_coll_entry(const NcclTestsRun& run, const std::string& so
                       {"graph", run.graph},
                       {"columns", run.columns},
                       {"devices", devices},
+                      {"launch", launch_of(run)},
                       {"avg_bus_bandwidth_GBps", run.avg_busbw_GBps ? Json(*run.avg_busbw_GBps) : Json(nullptr)},
                       {"out_of_bounds", run.out_of_bounds ? Json(*run.out_of_bounds) : Json(nullptr)},
                       {"complete", run.complete}};
@@ -170,6 +188,12 @@ Expected<Profile> import_nccl_tests(const std::vector<std::filesystem::path>& fi
            (skipped ? "; " + std::to_string(skipped) + " row(s) of 0 bytes left out" : "") +
            (run.complete ? "" : "; NO FOOTER (truncated log kept by --allow-truncated)") +
            (entry->check == "passed" ? "" : "; check: " + entry->check));
+      if (run.nthreads * run.ngpus > 1 && entry->nranks > 1)
+        note(f.string() + " line " + std::to_string(run.line) + ": " +
+             entry->nccl_tests["launch"]["mode"].get<std::string>() +
+             "; a training job runs one process per GPU and pays more per call at small sizes (4x H200: an "
+             "8-byte all_reduce 44-48 us per process against 18-27 us with -g N); for latency-bound sizes "
+             "measure under mpirun with nccl-tests built MPI=1");
       Profile one;
       one.collectives.push_back(std::move(entry).value());
       one.provenance = p.provenance;

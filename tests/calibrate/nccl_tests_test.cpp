@@ -111,6 +111,29 @@ TEST(NcclTestsParse, MultiProcessTwoNodesFromRankLines) {
   EXPECT_DOUBLE_EQ(e->rows[0].count, 256.0);
 }
 
+TEST(NcclTestsParse, LaunchModeComesFromRanksPerProcess) {
+  // all_reduce_g4_h200.log: "nThread 1 nGpus 4", 4 device lines -> one process drove all 4 GPUs.
+  auto g4 = to_coll_entry(parse_ok("all_reduce_g4_h200.log")[0], "a.log", {});
+  ASSERT_TRUE(g4) << g4.error().str();
+  EXPECT_EQ(g4->nccl_tests["launch"]["ranks_per_process"], 4);
+  EXPECT_EQ(g4->nccl_tests["launch"]["processes"], 1);
+  EXPECT_EQ(g4->nccl_tests["launch"]["mode"], "one process drives 4 GPUs (nccl-tests -g 4)");
+  // all_gather_mpi_2x4.log: "nThread 1 nGpus 1" per process, 8 device lines -> 8 processes of one GPU.
+  auto mpi = to_coll_entry(parse_ok("all_gather_mpi_2x4.log")[0], "b.log", {});
+  ASSERT_TRUE(mpi) << mpi.error().str();
+  EXPECT_EQ(mpi->nccl_tests["launch"]["processes"], 8);
+  EXPECT_EQ(mpi->nccl_tests["launch"]["mode"], "one process per GPU");
+}
+
+TEST(NcclTestsImport, ASingleProcessLogIsNotedAsSuch) {
+  std::vector<std::string> notes;
+  auto p = import_nccl_tests({kDir + "all_reduce_g4_h200.log", kDir + "all_gather_mpi_2x4.log"}, {}, &notes);
+  ASSERT_TRUE(p) << p.error().str();
+  int single = 0;
+  for (const auto& n : notes) single += n.find("one process drives 4 GPUs") != std::string::npos;
+  EXPECT_EQ(single, 1);  // the -g 4 log only, not the MPI one
+}
+
 TEST(NcclTestsParse, GpusPerNodeOptionOverridesHosts) {
   const auto runs = parse_ok("all_gather_mpi_2x4.log");
   NcclTestsOptions o;
