@@ -16,35 +16,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 
 import torch
 
-
-def smi_start(path):
-    """nvidia-smi sampling the GPU torch uses into a file. Session 19 read it through a pipe that nobody drained
-    until the end: on a 4-GPU host the 64 KiB pipe filled after ~20 s and sampling stopped with it."""
-    target = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"  # an index or a UUID: -i takes both
-    out = open(path, "w")
-    return subprocess.Popen(["nvidia-smi", "-i", target, "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,"
-                             "clocks_event_reasons.active", "--format=csv,noheader,nounits", "-lms", "100"],
-                            stdout=out, text=True), out
-
-
-def parse_samples(lines):
-    """nvidia-smi rows -> (unix time, sm MHz, W, C, reasons); the timestamp is the local time of the device."""
-    out = []
-    for line in lines:
-        f = [x.strip() for x in line.split(",")]
-        if len(f) < 5:  # timestamp, SM MHz, W, C, reasons (session 19 required 6 fields and kept none)
-            continue
-        try:
-            t = time.mktime(time.strptime(f[0].split(".")[0], "%Y/%m/%d %H:%M:%S")) + float("0." + f[0].split(".")[1])
-            out.append((t, float(f[1]), float(f[2]), float(f[3]), f[4]))
-        except (ValueError, IndexError):
-            continue
-    return out
+from smi import Sampler  # noqa: E402  (validation/clocks/smi.py)
 
 
 def main():
@@ -92,7 +68,7 @@ def main():
         return {"gemm_s": statistics.median(burst(gemm, ng) for _ in range(3)),
                 "add_s": statistics.median(burst(add, nm) for _ in range(3))}
 
-    smi, smi_file = smi_start(a.out + ".smi.csv")
+    smi = Sampler(a.out + ".smi.csv")
     time.sleep(1)
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "gemm": f"{m}x{k} @ {k}x{n} bf16",
            "add": f"{elems} bf16 elements, 3 tensors", "seconds_per_mix": a.seconds, "mixes": []}
@@ -125,12 +101,9 @@ def main():
             "add_relative_to_bursts": ref_m / statistics.median(d) if d else None})
         print(f"mix G {share:.2f}: gemm x{doc['mixes'][-1]['gemm_relative_to_bursts'] or 0:.3f} of bursts, "
               f"add x{doc['mixes'][-1]['add_relative_to_bursts'] or 0:.3f}", flush=True)
-    smi.terminate()
-    smi.wait()
-    smi_file.close()
+    samples = smi.stop()
     with open(a.out + ".smi.csv") as f:
         lines = f.read().strip().splitlines()
-    samples = parse_samples(lines)
     for mix in doc["mixes"]:
         inside = [s for s in samples if mix["t0"] + (mix["t1"] - mix["t0"]) / 2 <= s[0] <= mix["t1"]]
         mix["sm_MHz_median"] = statistics.median(s[1] for s in inside) if inside else None

@@ -44,10 +44,10 @@ device_environment $D/environment.txt
 git -C . rev-parse HEAD >> $D/environment.txt 2>/dev/null || true
 pack() { tar czf $OUT/measure9-$TAG-$SET${MEASURE_PROCS:+-mp$MEASURE_PROCS}.tar.gz -C $D . ; }
 stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
-RS="python3 validation/programs/run_steps.py measure"
+RS="python3 validation/programs/run_steps.py measure${RUN_STEPS_SMI:+ --smi}"  # RUN_STEPS_SMI=1: clocks per shape
 
 HOST_SHAPES=1x32; HOST_PROC=""; HT=1
-case $SET in s15|s16|s17|s18|s19) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
+case $SET in s15|s16|s17|s18|s19|s20) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
 stamp "1. host-bound timing ($HOST_SHAPES $HOST_PROC)"
 timeout $(( 120 * HT )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes $HOST_SHAPES \
   --steps 20 $HOST_PROC --out $D/host-gpt-ln.json >> $LOG 2>&1

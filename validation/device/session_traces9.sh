@@ -32,7 +32,7 @@ timeout 260 python3 validation/attention/measure_attention.py $D/$TAG-attention.
 echo "attention exit $? after $(( $(date +%s) - T0 )) s" | tee -a $LOG; pack
 fi
 
-RS="python3 validation/programs/run_steps.py trace --out $D/traces"
+RS="python3 validation/programs/run_steps.py trace --out $D/traces${RUN_STEPS_SMI:+ --smi}"  # RUN_STEPS_SMI=1: the clock
 stamp "trace gpt-ln 4x768"
 timeout 120 $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --mbs 4 --seq 768 \
   --name gpt-ln-mbs4-seq768 >> $LOG 2>&1; echo "exit $?" >> $LOG; pack

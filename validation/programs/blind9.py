@@ -76,8 +76,15 @@ SHAPES19 = {
     "gpt-ln": ["3x512x2", "2x1024x3", "4x1024x2", "12x512x2", "3x2048x2", "1x4096x4"],
     "hf-llama": ["2x512x2", "1x1024x3", "6x512x2", "2x2048x2", "4x1024x3", "1x3072x2"],
 }
+# Session 19 (prepared for the next lease): one micro-batch per step, GPU-bound shapes from small to large, measured
+# with the SM clock beside them (run_steps.py --smi, as the traces): does a shape's error follow its clock against
+# the trace shape's clock (validation/session19/README.md; criteria in session_clock_shapes20.sh)? None measured before.
+SHAPES20 = {
+    "gpt-ln": ["3x768", "6x768", "4x1536", "9x1024", "12x1024", "5x3072"],
+    "hf-llama": ["4x768", "5x768", "3x1536", "7x1024", "5x2048", "3x3072"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
-              "s19": SHAPES19}
+              "s19": SHAPES19, "s20": SHAPES20}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -151,11 +158,45 @@ def cmd_predict(a):
             print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
         rel = lambda f: os.path.relpath(f, ROOT) if f.startswith(ROOT) else f  # noqa: E731
         preds["programs"][prog] = {"stack": rel(stack), "host_step_time_s": host_rows[host_shapes[0]]["step_time_s"],
+                                   "trace_clock": meta.get("clock"),
                                    "host": {hs: host_rows[hs] for hs in host_shapes},
                                    "stacks": {hs: rel(f) for hs, f in stacks.items()}, "rows": rows}
     with open(a.out + ".tmp", "w") as f:
         json.dump(preds, f, indent=1)
     os.replace(a.out + ".tmp", a.out)
+
+
+def clock_lines(preds, measured_dir):
+    """When the trace and the measured shapes carry their SM clock (run_steps.py --smi): each GPU-bound shape's error
+    beside its clock relative to the trace's, and their correlation (the criteria of session_clock_shapes20.sh)."""
+    pts = []
+    for prog, pp in preds["programs"].items():
+        tc = (pp.get("trace_clock") or {}).get("sm_MHz_median")
+        with open(os.path.join(measured_dir, f"measured-{prog}.json")) as f:
+            meas = {shape_key(r): r for r in json.load(f)["rows"]}
+        for row in pp["rows"]:
+            m = meas.get(row["shape"], {})
+            mc = (m.get("clock") or {}).get("sm_MHz_median")
+            if not tc or not mc or "step_time_s" not in m:
+                continue
+            pred = row["imported"]
+            if pred["host_wait_s"] >= 0.1 * pred["step_time_s"]:
+                continue  # host-bound: the clock is not what sets its pace
+            pts.append((prog, row["shape"], pred["step_time_s"] / m["step_time_s"] - 1, mc / tc - 1, mc, tc))
+    if not pts:
+        return []
+    out = ["", "GPU-bound shapes (predicted host wait under 10%) against their SM clock (nvidia-smi median over the "
+           "timed steps) relative to the trace shape's:", "", "| program | shape | error | clock / trace clock | "
+           "clock (MHz) | trace clock (MHz) |", "|---|---|---:|---:|---:|---:|"]
+    out += [f"| {p} | {sh} | {100 * e:+.1f}% | {100 * r:+.1f}% | {mc:.0f} | {tc:.0f} |" for p, sh, e, r, mc, tc in pts]
+    if len(pts) >= 3:
+        es, rs = [p[2] for p in pts], [p[3] for p in pts]
+        me, mr = statistics.mean(es), statistics.mean(rs)
+        sxy = sum((e - me) * (r - mr) for e, r in zip(es, rs))
+        sx, sy = sum((r - mr) ** 2 for r in rs), sum((e - me) ** 2 for e in es)
+        corr = sxy / (sx * sy) ** 0.5 if sx > 0 and sy > 0 else float("nan")
+        out.append(f"\n- Pearson correlation of error and relative clock: {corr:+.2f} (n={len(pts)})")
+    return out
 
 
 def cmd_report(a):
@@ -200,6 +241,7 @@ def cmd_report(a):
         lines.append(f"- imported stack with the host timing at {hs} instead of {preds.get('host_shape', HOST_SHAPE)}"
                      f", step time: {stats([abs(e) for e in v])} (signed: "
                      + ", ".join(f"{100 * e:+.1f}%" for e in v) + ")")
+    lines += clock_lines(preds, a.measured_dir)
     text = "\n".join(lines) + "\n"
     if a.out:
         with open(a.out, "w") as f:
@@ -216,7 +258,8 @@ def main():
     pr.add_argument("--host-dir", required=True)
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
-                    "s18, s19: session 18's steps of several micro-batches)")
+                    "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
+                    "clocks, prepared in session 19)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "

@@ -18,6 +18,11 @@
       processes' medians, with every process's median and their spread kept (session 14: one host-bound step
       differs by 14-28% between processes on one idle machine, so one process's timing is a poor host cost).
       trace --host-processes N times --host-shape that way (in its own processes) instead of in the trace's.
+  --smi (trace and measure): nvidia-smi samples the GPU every 100 ms beside the run; each measured shape's row, and
+      the trace's unprofiled steps in its meta, get "clock": the median SM clock and power of the samples taken
+      during their timed steps and the share with the power-cap reason set (validation/clocks/smi.py). The kernel
+      times a trace anchors carry the clock of its shape; a shape measured at another clock differs by the ratio on
+      its GEMMs (validation/session19/README.md).
 Programs: programs.py. Tokens and labels are random (fixed seed), the same batch every step.
 """
 import argparse
@@ -34,7 +39,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clocks"))
 import programs  # noqa: E402
+from smi import Sampler  # noqa: E402  (validation/clocks/smi.py: nvidia-smi beside the timed steps)
 
 
 def environment():
@@ -102,7 +109,7 @@ def host_timing(a, step, vocab, device, notes):
     return doc
 
 
-def measure_in_processes(program, model, layers, shapes, steps, device, n, tmp_dir):
+def measure_in_processes(program, model, layers, shapes, steps, device, n, tmp_dir, smi=False):
     """`measure` of `shapes` in n processes one after another: each shape's step time is the median of the n
     processes' medians; every process's median and their max/min are kept."""
     os.makedirs(tmp_dir, exist_ok=True)
@@ -110,13 +117,15 @@ def measure_in_processes(program, model, layers, shapes, steps, device, n, tmp_d
     for k in range(n):
         tmp = os.path.join(tmp_dir, f".measure-{os.getpid()}-{k}.json")
         cmd = [sys.executable, os.path.abspath(__file__), "measure", "--program", program, "--model", model,
-               "--shapes", shapes, "--steps", str(steps), "--out", tmp, "--device", device]
+               "--shapes", shapes, "--steps", str(steps), "--out", tmp, "--device", device] + (["--smi"] if smi else [])
         if layers:
             cmd += ["--layers", str(layers)]
         subprocess.run(cmd, check=True)
         with open(tmp) as f:
             docs.append(json.load(f))
         os.remove(tmp)
+        if os.path.exists(tmp + ".smi.csv"):
+            os.remove(tmp + ".smi.csv")
     doc = docs[0]
     for i, row in enumerate(doc["rows"]):
         per = [d["rows"][i].get("step_time_s") for d in docs]
@@ -128,6 +137,12 @@ def measure_in_processes(program, model, layers, shapes, steps, device, n, tmp_d
         row.pop("step_times_s", None)
         row.pop("step_time_s_p10", None)
         row.pop("step_time_s_p90", None)
+        clocks = [d["rows"][i].get("clock") for d in docs]
+        if all(clocks):
+            row["clock"] = {"sm_MHz_median": statistics.median(c["sm_MHz_median"] for c in clocks),
+                            "power_W_median": statistics.median(c["power_W_median"] for c in clocks),
+                            "power_cap_share": statistics.median(c["power_cap_share"] for c in clocks),
+                            "processes": clocks}
     if n > 1:
         doc["method"] = (f"in {n} processes one after another, each: " + doc["method"] +
                          f"; the median of the {n} processes' medians (step_time_s_processes: each one's)")
@@ -159,7 +174,17 @@ def cmd_trace(a, device):
         timed_steps(step, x, y, device, 3)
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
+        sampler = None
+        if a.smi:
+            os.makedirs(a.out, exist_ok=True)
+            sampler = Sampler(os.path.join(a.out, (a.name or f"{a.program}-mbs{a.mbs}-seq{a.seq}") + ".smi.csv"))
+        t0 = time.time()
         walls = timed_steps(step, x, y, device, 8)
+        t1 = time.time()
+        clock = None
+        if sampler:
+            sampler.stop()
+            clock = sampler.window(t0, t1)
         peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else 0
         acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA]
                                                         if device.type == "cuda" else [])
@@ -181,6 +206,7 @@ def cmd_trace(a, device):
             "layers": a.layers or None, "micro_batch": a.mbs, "seq": a.seq, "micro_batches": micro,
             "trace": name + ".json.gz",
             "unprofiled": summary(walls), "peak_allocated_bytes": peak, "notes": notes,
+            "clock": clock,
             "host": {"shape": a.host_shape, "step_time_s": host["rows"][0]["step_time_s"],
                      "file": name + ".host.json", "program": a.host_program or a.program} if host else None,
             "profiler": "activities CPU+CUDA, record_shapes=True, profile_memory=True, schedule(wait=1, warmup=1, "
@@ -194,10 +220,11 @@ def cmd_trace(a, device):
 def cmd_measure(a, device):
     if a.processes > 1:
         write_json(a.out, measure_in_processes(a.program, a.model, a.layers, a.shapes, a.steps, a.device,
-                                               a.processes, os.path.dirname(os.path.abspath(a.out))))
+                                               a.processes, os.path.dirname(os.path.abspath(a.out)), a.smi))
         return
     step, vocab, cfg, notes = programs.build(a.program, a.model, a.layers, device)
-    rows = []
+    rows, windows = [], []
+    sampler = Sampler(a.out + ".smi.csv") if a.smi else None
     for text in a.shapes.split(","):
         mbs, seq, micro = parse_shape(text)
         row = {"micro_batch": mbs, "seq": seq}
@@ -210,7 +237,9 @@ def cmd_measure(a, device):
                 timed_steps(run, x, y, device, 3)
                 if device.type == "cuda":
                     torch.cuda.reset_peak_memory_stats(device)
+                t0 = time.time()
                 walls = timed_steps(run, x, y, device, a.steps)
+                windows.append((row, t0, time.time()))
             row.update(summary(walls))
             if device.type == "cuda":
                 row["peak_allocated_bytes"] = torch.cuda.max_memory_allocated(device)
@@ -222,6 +251,10 @@ def cmd_measure(a, device):
         rows.append(row)
         print(json.dumps({k: row.get(k) for k in ("micro_batch", "seq", "micro_batches", "step_time_s",
                                                    "peak_allocated_bytes", "error")}), flush=True)
+    if sampler:
+        sampler.stop()
+        for row, t0, t1 in windows:
+            row["clock"] = sampler.window(t0, t1)
     doc = {"schema": "scalescope.program-measurement/1", "program": a.program, "model_file": a.model,
            "layers": a.layers or None, "method": f"3 warm-up steps, then {a.steps} steps each timed by wall clock "
            "between torch.cuda.synchronize() calls; median; peak torch.cuda.max_memory_allocated over the timed steps",
@@ -250,6 +283,8 @@ def main():
                    "theirs (host-bound steps vary from process to process)")
     p.add_argument("--host-processes", type=int, default=0, help="trace: time --host-shape in this many processes "
                    "of its own (median) instead of in the trace's process")
+    p.add_argument("--smi", action="store_true", help="record the SM clock and power of the timed steps "
+                   "(nvidia-smi every 100 ms; see the module's help)")
     p.add_argument("--out", required=True)
     p.add_argument("--name", default="")
     p.add_argument("--device", default="cuda")
