@@ -53,13 +53,7 @@ Expected<Session> session_from_json(const Json& doc, const std::string& file) {
     }
     Session s;
     s.model = c.get_string("model");
-    auto plan = models::plan_from_json(c.at("plan").json(), file);
-    if (!plan) {  // the plan's own paths start at the plan: name them from the session's root
-      Error e = plan.error();
-      e.path = e.path.empty() || e.path == "$" ? "$.plan" : "$.plan" + e.path.substr(e.path.rfind('$', 0) == 0 ? 1 : 0);
-      throw ErrorException(std::move(e));
-    }
-    s.plan = std::move(*plan);
+    s.plan = models::read_plan(c.at("plan"));  // errors name $.plan.KEY
     s.cluster = c.get_string("cluster");
     if (auto n = c.find("nodes")) s.nodes = static_cast<int>(n->as_int_in(0, 1 << 20));  // checked before narrowing
     s.calibration = c.get_string("calibration", "");

@@ -285,17 +285,18 @@ Expected<Plan> parse_plan(std::string_view text, const std::string& source) {
   });
 }
 
+Plan read_plan(const JsonCursor& c) {
+  c.expect_object();
+  (void)c.at("gbs");  // required: fails with "missing required key 'gbs'"
+  Plan p;
+  for (const auto& [key, value] : c.members()) {
+    if (!read_key(p, key, JsonField(value))) value.fail("unknown key '" + key + "' (" + known_keys() + ")");
+  }
+  return p;
+}
+
 Expected<Plan> plan_from_json(const Json& json, const std::string& file) {
-  return catch_errors([&] {
-    const JsonCursor c(json, file);
-    c.expect_object();
-    (void)c.at("gbs");  // required: fails with "missing required key 'gbs'"
-    Plan p;
-    for (const auto& [key, value] : c.members()) {
-      if (!read_key(p, key, JsonField(value))) value.fail("unknown key '" + key + "' (" + known_keys() + ")");
-    }
-    return p;
-  });
+  return catch_errors([&] { return read_plan(JsonCursor(json, file)); });
 }
 
 Expected<Plan> load_plan(const fs::path& file) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scalescope/models/model_spec.hpp"
+#include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::models {
 
@@ -125,6 +126,9 @@ ModelSpec with_plan_seq(const ModelSpec& spec, const Plan& plan);
 Expected<Plan> parse_plan(std::string_view text, const std::string& source = "--plan");
 /// The same keys as a JSON object (numbers, strings and booleans as in the text form).
 Expected<Plan> plan_from_json(const Json& json, const std::string& file);
+/// The plan object at `at`, inside a larger document (a GUI session, a sweep): errors name the cursor's path
+/// ("FILE: $.plan.tp: ..."). Throws ErrorException, so call it inside catch_errors.
+Plan read_plan(const JsonCursor& at);
 Expected<Plan> load_plan(const std::filesystem::path& file);
 /// A path to a JSON plan file (ends in .json or exists) or the text form.
 Expected<Plan> parse_plan_or_file(std::string_view text_or_path);
