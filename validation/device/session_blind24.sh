@@ -10,6 +10,9 @@
 #   bash validation/device/session_blind24.sh --part F     ZeRO-2/3 with host timing on a fake FSDP2 mesh (*-fsdp2/4),
 #                                                          DDP; the lease's interference measured (interf section)
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
+#   INTERF_BYTES=26214400 BUDGET_S=540 bash validation/device/session_blind24.sh --part F
+#                                                          part F with the interference also at DDP's bucket size
+#                                                          (stage 1b; session 19's prepared check, criteria there)
 # Each part, in this order (validation/blind24/points.py lists what it runs):
 #  0. environment: nvidia-smi, `nvidia-smi topo -m` -> `scalescope import nvidia-smi-topo` node file, GPU kind;
 #  1. the fabric part of the calibration on this lease (scalescope-calibrate --sections topo,p2p,coll: one process
@@ -88,6 +91,21 @@ SECTIONS=topo,p2p,coll; CAL_S=45; [ $PART = F ] && { SECTIONS=topo,p2p,coll,inte
 LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate \
   stage calibrate $(( CAL_S + 25 )) bash calibrate/gpu/run_on_device.sh $D/fabric.json $CAL_S --sections $SECTIONS
 CAL=$GPUCAL; [ -s $D/fabric.json ] && CAL="$GPUCAL,$D/fabric.json"
+# 1b. (part F, INTERF_BYTES=N) the interference again with collectives of N bytes, into a copy of the fabric profile,
+#     and every point predicted with both (the report's second error column). Prepared in session 19: DDP steps run
+#     8-9% slower than alone at the same clock, and its 25 MiB bf16 buckets took 0.49 ms each beside the backward
+#     against 0.11-0.14 ms alone, while the interf section measures 256 MiB collectives. Criteria, committed before
+#     it runs (INTERF_BYTES=26214400): the bucket-size interference explains DDP's gap if the DDP points' median
+#     |error| with it is at most 4% while with the default run it stays 6% or more; it does not if the two medians
+#     are within 1.5 points of each other.
+if [ $PART = F ] && [ -n "${INTERF_BYTES:-}" ] && [ -s $D/fabric.json ]; then
+  LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate \
+    stage interf-bytes 110 bash calibrate/gpu/run_on_device.sh $D/interf-bytes.json 80 --sections topo,interf \
+    --ops all_reduce,all_gather,reduce_scatter --max-bytes $INTERF_BYTES
+  cp $D/fabric.json $D/fabric-interf-bytes.json
+  stage import-interf-bytes 20 devbin/scalescope calibrate import-section interference $D/interf-bytes.json \
+    --into $D/fabric-interf-bytes.json || rm -f $D/fabric-interf-bytes.json
+fi
 
 # 2. traces (+ host-bound timing)
 while IFS=$'\t' read -r key prog model mbs seq hostprog envs; do
@@ -105,6 +123,13 @@ if [ $TAG = h200 ]; then  # the shipped 4x H200 profile (an earlier lease), for 
   SCALESCOPE_COMMIT=$(cat devbin/COMMIT 2>/dev/null || echo unknown) stage predict-h200x4 40 $PY \
     validation/blind24/predict.py --part $PART --scalescope devbin/scalescope --traces $D/traces --cluster $D/node.json \
     --calibration h200x4 --gpu "$GPU x $NGPU" --work $D/stacks-h200x4 -o $D/predictions-$PART-h200x4.json
+fi
+
+if [ -s $D/fabric-interf-bytes.json ]; then  # 1b's profile: the interference at INTERF_BYTES
+  SCALESCOPE_COMMIT=$(cat devbin/COMMIT 2>/dev/null || echo unknown) stage predict-interf-bytes 60 $PY \
+    validation/blind24/predict.py --part $PART --scalescope devbin/scalescope --traces $D/traces --cluster $D/node.json \
+    --calibration "$GPUCAL,$D/fabric-interf-bytes.json" --gpu "$GPU x $NGPU" --work $D/stacks-interf-bytes \
+    -o $D/predictions-$PART-interf-bytes.json
 fi
 
 # 4-5. measurements: one launch per world size; a launch that dies is resumed once if time is left
@@ -148,6 +173,7 @@ fi
 
 # 7. report
 PREDS=$D/predictions-$PART.json; [ -s $D/predictions-$PART-h200x4.json ] && PREDS="$PREDS $D/predictions-$PART-h200x4.json"
+[ -s $D/predictions-$PART-interf-bytes.json ] && PREDS="$PREDS $D/predictions-$PART-interf-bytes.json"
 $PY validation/blind24/report.py --predictions $PREDS --measured $D/measured --nccl $D/nccl --fabric $D/fabric.json \
   -o $D/report-$PART.md --json $D/report-$PART.json >> $LOG 2>&1
 echo "== done after $(( $(date +%s) - T0 )) s" | tee -a $LOG; uptime >> $LOG; cat $D/stages.tsv
