@@ -2,9 +2,11 @@
 // FP8 saves (formulas and sources in fp8_costs.hpp).
 #include "scalescope/models/fp8_costs.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
 
@@ -28,9 +30,16 @@ void memory_kernel(PhaseCost& c, const ComputeModel& m, Bytes b) {
 
 }  // namespace
 
+bool fp8_measured_in_stack(const StackProfile& stack) {
+  const auto& names = stack_base_symbols();
+  const auto slot = std::find(names.begin(), names.end(), "fp8") - names.begin();
+  const auto& tr = stack.trace_values();
+  return static_cast<std::size_t>(slot) < tr.size() && tr[static_cast<std::size_t>(slot)] > 0.5;
+}
+
 LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches, bool moe_layer) {
   LayerCost c;
-  if (!p.fp8()) return c;
+  if (!p.fp8() || fp8_measured_in_stack(m.stack_for(s, p))) return c;
   const double t = static_cast<double>(p.mbs) * s.seq_len, h = s.hidden, tp = p.tp;
   const double q = static_cast<double>(s.q_dim()) / tp, k = static_cast<double>(s.kv_dim()) / tp;
   const bool swiglu = s.ffn == FfnKind::swiglu;

@@ -125,11 +125,13 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
                           at_trace(rules.activations_per_layer)));
   };
   const double dense_layers = sv.layers - moe_layers;
+  // Transformer Engine's FP8 memory (fp8_costs.hpp), unless the stack's anchors measured its own FP8 program.
+  const bool te_fp8 = !fp8_measured_in_stack(st);
   b.activations = per_layer(v) * (dense_layers * b.inflight);
-  b.activations -= fp8_activation_saving(m, p) * (dense_layers * b.inflight);  // FP8 linear inputs (fp8_costs.hpp)
+  if (te_fp8) b.activations -= fp8_activation_saving(m, p) * (dense_layers * b.inflight);  // FP8 linear inputs
   if (moe_layers > 0) {
     b.activations += per_layer(v_moe) * (moe_layers * b.inflight);
-    b.activations -= fp8_activation_saving(m, p, true) * (moe_layers * b.inflight);
+    if (te_fp8) b.activations -= fp8_activation_saving(m, p, true) * (moe_layers * b.inflight);
   }
   v[st.symbols().size() + 6] = b.activations.value;  // `activations` (stack_memory_extra_symbols()[6])
 
@@ -149,9 +151,10 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);
-  b.weights += fp8_weight_copy_bytes(dense_layers * fp8_linear_params_per_rank(spec, p, false) +
-                                         moe_layers * fp8_linear_params_per_rank(spec, p, true),
-                                     p);
+  if (te_fp8)
+    b.weights += fp8_weight_copy_bytes(dense_layers * fp8_linear_params_per_rank(spec, p, false) +
+                                           moe_layers * fp8_linear_params_per_rank(spec, p, true),
+                                       p);
   if (rules.measured_optimizer_peak && states_tr > 0.0) {
     // The optimizer step holds every gradient, whatever the grads rule says of the forward (where a step of one
     // micro-batch has none yet): the peak scales with the states and the gradients held, at the plan and at the

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "scalescope/models/fp8_costs.hpp"
 #include "scalescope/models/memory.hpp"
 #include "scalescope/models/stack_profile.hpp"
 
@@ -202,6 +203,41 @@ TEST(TorchTrace, TheOptimizerStepPeakHoldsTheGradientsWhateverTheMicroBatches) {
   plan.gbs = 4;
   const double four = models::peak_memory(gpt_ln(), plan, mo).total().value;
   EXPECT_NEAR(four, one, 1e-3 * one);
+}
+
+// A torch._scaled_mm FP8 program (validation/programs/fp8_linear.py: the layers' 48 linears in FP8, pure bf16
+// parameters and AdamW) traced at 8 x 1024 on an H200 in session 19. Its measured memory is its own FP8 program's
+// (per-call casts, no cached FP8 weight copies): an FP8 plan at the traced shape must come back to the program's
+// torch.cuda.max_memory_allocated over 8 unprofiled steps, 10,452,252,672 bytes (the trace's .meta.json, measured
+// outside the trace), not that plus Transformer Engine's copies (+45% before the import marked FP8 traces).
+TEST(TorchTrace, AnFp8ProgramsTraceHoldsItsOwnFp8MemoryAndCasts) {
+  const std::string trace =
+      SCALESCOPE_SOURCE_DIR "/validation/blind24/session19/A/traces/gpt-ln-fp8-mbs8-seq1024.json.gz";
+  const auto model = models::load_model(SCALESCOPE_SOURCE_DIR "/validation/programs/gpt-ln-0.5b-h20.json").value();
+  TraceImportOptions o;
+  o.micro_batch = 8;
+  o.seq = 1024;
+  auto r = import_torch_trace(trace, model, o);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_EQ(r->stack["trace"]["symbols"]["fp8"], 1.0);
+  auto stack = models::stack_from_json(r->stack, "imported");
+  ASSERT_TRUE(stack.has_value()) << stack.error().str();
+  EXPECT_TRUE(models::fp8_measured_in_stack(*stack));
+  models::MemoryOptions mo;
+  mo.stack = std::make_shared<const models::StackProfile>(*stack);
+  models::Plan plan;
+  plan.precision = models::Precision::fp8;
+  plan.fp8_recipe = models::Fp8Recipe::tensorwise;
+  plan.grad_reduce_in_fp32 = false;
+  plan.mbs = 8;
+  plan.gbs = 8;
+  plan.seq = 1024;
+  const auto mem = models::peak_memory(model, plan, mo);
+  EXPECT_NEAR((mem.total() - mem.overhead).value, 10452252672.0, 0.01 * 10452252672.0);
+  // A bf16 program's trace is not an FP8 one: an FP8 plan priced from it adds Transformer Engine's pieces.
+  auto bf16 = import_torch_trace(kTrace, gpt_ln(), options());
+  ASSERT_TRUE(bf16.has_value()) << bf16.error().str();
+  EXPECT_FALSE(models::fp8_measured_in_stack(models::stack_from_json(bf16->stack, "bf16").value()));
 }
 
 std::string write(const std::string& name, const std::string& text) {

@@ -48,9 +48,14 @@
 
 namespace scalescope::models {
 
+/// Whether `stack` was imported from a trace of an FP8 program (its trace symbols have fp8 = 1: the import saw
+/// FP8 GEMMs). Its anchored rows and memory then hold that program's own FP8 casts, copies and saved inputs,
+/// so the Transformer Engine pieces below are not added to it (they would count them twice).
+bool fp8_measured_in_stack(const StackProfile& stack);
+
 /// The kernels precision=fp8 adds to one layer, one micro-batch, one TP rank (header comment). `spec`
 /// has the rank's sequence (seq_len / cp); weight casts are spread over `microbatches`. Empty unless
-/// plan.fp8().
+/// plan.fp8(), and empty for a stack whose trace ran FP8 (fp8_measured_in_stack).
 LayerCost fp8_layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, int microbatches,
                          bool moe_layer = false);
 
