@@ -153,19 +153,11 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
   // traced shape), and the stack's trace symbols say fp8 = 1, which keeps the model from adding Transformer
   // Engine's FP8 casts, copies and savings on top of what the trace measured (fp8_measured_in_stack). Session 19:
   // without this a torch._scaled_mm program was priced 6-7% slow and +45% in memory at its own traced shape.
-  for (const Kernel& k : st.kernels) {
-    if (k.inner < 0) continue;
-    const CpuOp& op = ev.ops[static_cast<std::size_t>(k.inner)];
-    const std::string& name = ev.name(op.name);
-    const bool gemm = name.find("mm") != std::string::npos || name == "aten::linear" || name == "aten::matmul";
-    if (gemm && (name.find("_scaled_mm") != std::string::npos ||
-                 (!op.inputs.empty() && op.inputs.front().type.find("Float8") != std::string::npos))) {
-      plan.precision = models::Precision::fp8;
-      plan.grad_reduce_in_fp32 = !bf16_params;  // the gradients in the parameters' dtype
-      sum.notes.push_back("FP8 GEMMs in the trace (" + name + "): imported as an FP8 program; its FP8 "
-                          "casts and memory are the trace's, not Transformer Engine's");
-      break;
-    }
+  if (const auto fp8_op = fp8_gemm_op(ev, st)) {
+    plan.precision = models::Precision::fp8;
+    plan.grad_reduce_in_fp32 = !bf16_params;  // the gradients in the parameters' dtype
+    sum.notes.push_back("FP8 GEMMs in the trace (" + *fp8_op + "): imported as an FP8 program; its FP8 casts and "
+                        "memory are the trace's, not Transformer Engine's");
   }
   const double params = static_cast<double>(models::count_params(model).total());
   // An MoE program whose layers are all MoE layers: the layer rows are an MoE layer's (symbol moe_layer = 1 at the

@@ -103,6 +103,10 @@ using Symbols = std::map<std::string, double>;
 /// The rows of every phase (stack JSON), with what did not scale counted in `summary`.
 Json build_rows(const Events& ev, const Step& step, const Symbols& sym, TraceImportSummary& summary);
 
+/// The op of the step's first GEMM that ran in FP8 (the rows' own GEMM classification: torch._scaled_mm, or a
+/// GEMM op with Float8 inputs), or nullopt when every GEMM ran in 16 or 32 bits.
+std::optional<std::string> fp8_gemm_op(const Events& ev, const Step& step);
+
 /// Gradient accumulation (docs/stack-profile.md, "Gradient accumulation"): a trace of one micro-batch whose
 /// gradients start as None has no accumulation kernels (AccumulateGrad hands the first gradient over), while
 /// micro-batches 2..m of a real step add theirs into `.grad`. Appends, when the trace has none, memory rows that run

@@ -171,6 +171,16 @@ struct Acc {
 
 }  // namespace
 
+std::optional<std::string> fp8_gemm_op(const Events& ev, const Step& step) {
+  for (const Kernel& k : step.kernels) {
+    if (k.inner < 0) continue;
+    const CpuOp& op = ev.ops[static_cast<std::size_t>(k.inner)];
+    const std::string& name = ev.name(op.name);
+    if (gemm_of(name, op.inputs).dtype == "fp8") return name;
+  }
+  return std::nullopt;
+}
+
 Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImportSummary& sum) {
   const Vocabulary voc(sym);
   const int L = st.layers;

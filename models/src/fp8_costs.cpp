@@ -2,7 +2,6 @@
 // FP8 saves (formulas and sources in fp8_costs.hpp).
 #include "scalescope/models/fp8_costs.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "scalescope/models/counts.hpp"
@@ -31,10 +30,9 @@ void memory_kernel(PhaseCost& c, const ComputeModel& m, Bytes b) {
 }  // namespace
 
 bool fp8_measured_in_stack(const StackProfile& stack) {
-  const auto& names = stack_base_symbols();
-  const auto slot = std::find(names.begin(), names.end(), "fp8") - names.begin();
+  const int slot = stack.symbols().find("fp8");
   const auto& tr = stack.trace_values();
-  return static_cast<std::size_t>(slot) < tr.size() && tr[static_cast<std::size_t>(slot)] > 0.5;
+  return slot >= 0 && static_cast<std::size_t>(slot) < tr.size() && tr[static_cast<std::size_t>(slot)] > 0.5;
 }
 
 LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches, bool moe_layer) {
