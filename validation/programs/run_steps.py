@@ -166,6 +166,7 @@ def cmd_trace(a, device):
     if own_process:
         host = host_timing(a, step, vocab, device, notes)
     x, y = batch(vocab, a.mbs, a.seq, device)
+    name = a.name or f"{a.program}-mbs{a.mbs}-seq{a.seq}"
     micro = a.micro_batches
     if micro > 1:  # a step of several micro-batches (gradient accumulation), for diagnosis: the importer wants one
         notes = notes + [f"traced step of {micro} micro-batches (gradients accumulated)"]
@@ -177,7 +178,7 @@ def cmd_trace(a, device):
         sampler = None
         if a.smi:
             os.makedirs(a.out, exist_ok=True)
-            sampler = Sampler(os.path.join(a.out, (a.name or f"{a.program}-mbs{a.mbs}-seq{a.seq}") + ".smi.csv"))
+            sampler = Sampler(os.path.join(a.out, name + ".smi.csv"))
         t0 = time.time()
         walls = timed_steps(step, x, y, device, 8)
         t1 = time.time()
@@ -196,7 +197,6 @@ def cmd_trace(a, device):
                 prof.step()
         sync(device)
     os.makedirs(a.out, exist_ok=True)
-    name = a.name or f"{a.program}-mbs{a.mbs}-seq{a.seq}"
     raw = os.path.join(a.out, name + ".json")
     prof.export_chrome_trace(raw)
     with open(raw, "rb") as f_in, gzip.open(raw + ".gz", "wb", compresslevel=6) as f_out:
