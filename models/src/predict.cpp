@@ -14,8 +14,11 @@ namespace scalescope::models {
 
 bool rail_classes_exact(const Plan& plan, const Cluster& cluster, bool analytical_intra_node) {
   // Expert parallelism exchanges tokens across TP ranks (the EP group spans them): the absent peers' traffic
-  // would not stay on their own rails.
-  return analytical_intra_node && plan.tp > 1 && plan.cp == 1 && plan.ep * plan.etp == 1 && cluster.rail_symmetric() &&
+  // would not stay on their own rails. Context parallelism does too unless TP fills the node: then the CP peers of
+  // a GPU are the GPUs of its local index on other nodes (rank order tp-cp-dp-pp), on its own rail; with a smaller
+  // TP they sit on other rails of the same node, and the PCIe / CPU paths between rails are shared.
+  const bool cp_on_rail = plan.cp == 1 || plan.tp == cluster.gpus_per_node();
+  return analytical_intra_node && plan.tp > 1 && cp_on_rail && plan.ep * plan.etp == 1 && cluster.rail_symmetric() &&
          cluster.gpus_per_node() % plan.tp == 0;
 }
 

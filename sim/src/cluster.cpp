@@ -95,6 +95,10 @@ std::string_view to_string(FabricKind kind) {
   return "?";
 }
 
+std::string_view to_string(FabricRouting routing) {
+  return routing == FabricRouting::destination ? "destination" : "ecmp";
+}
+
 std::optional<FlopsPerSecond> PeakFlops::get(std::string_view dtype) const {
   if (dtype == "fp8") return fp8;
   if (dtype == "bf16") return bf16;
@@ -185,9 +189,10 @@ void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, 
   }
 }
 
-void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, int& hop,
+void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, std::int64_t dest, int& hop,
                           std::vector<int>& out) const {
   const auto dst = static_cast<std::size_t>(dst_switch);
+  std::int64_t d = dest;  // destination routing: what is left of the destination index after the earlier choices
   auto u = static_cast<std::size_t>(src_switch);
   while (u != dst) {
     const Cost target = fabric_cost(u, dst);
@@ -202,7 +207,14 @@ void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, in
     const auto& cand = f_out_[u];
     const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
     assert(count > 0 && "walk_fabric: broken distance table");
-    std::size_t k = pick(hash, hop, count);
+    std::size_t k = 0;
+    if (dest < 0) {
+      k = pick(hash, hop, count);
+    } else {
+      const auto n = static_cast<std::int64_t>(count);
+      k = static_cast<std::size_t>(d % n);
+      d /= n;
+    }
     for (int e : cand) {
       if (!ok(e)) continue;
       if (k-- == 0) {
@@ -360,7 +372,12 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
     walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out);
   }
   out.push_back(nic_up_[gi]);
-  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, hop, out);
+  // Destination routing balances the destinations of a leaf over its up-ports: rail-aligned leaves hold one NIC
+  // per node, numbered by node (so every rail makes the same choices), other leaves NICs in global order.
+  const std::int64_t dest = fabric_routing_ != FabricRouting::destination ? -1
+                            : rail_aligned_leaves_                        ? static_cast<std::int64_t>(nb)
+                                                                          : static_cast<std::int64_t>(gj);
+  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, dest, hop, out);
   out.push_back(nic_down_[gj]);
   if (mem_b >= 0) {
     walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], mem_b, false, h, hop, out);

@@ -184,6 +184,8 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
   c.description_ = spec.description;
   c.sources_ = spec.sources;
   c.fabric_kind_ = f.kind;
+  c.fabric_routing_ = f.routing;
+  c.rail_aligned_leaves_ = f.rail_aligned;
   c.gpu_ = n.gpu;
   c.nodes_ = nodes;
   c.gpus_per_node_ = n.gpus;

@@ -318,7 +318,7 @@ FabricSpec parse_fabric(const JsonCursor& c) {
     f.kind = FabricKind::single_switch;
   } else if (kind == "fat_tree") {
     c.expect_keys({"kind", "link_kind", "nic_speed_Gbps", "link_latency_us", "tiers", "radix",
-                   "oversubscription", "rail_aligned_leaves"});
+                   "oversubscription", "rail_aligned_leaves", "routing"});
     f.kind = FabricKind::fat_tree;
     const JsonCursor tiers = c.at("tiers");
     const std::int64_t t = tiers.as_int();
@@ -328,7 +328,7 @@ FabricSpec parse_fabric(const JsonCursor& c) {
     f.rail_aligned = c.get_bool("rail_aligned_leaves", false);
   } else {
     c.expect_keys({"kind", "link_kind", "nic_speed_Gbps", "link_latency_us", "radix", "oversubscription",
-                   "max_tiers", "planes"});
+                   "max_tiers", "planes", "routing"});
     f.kind = FabricKind::rail_optimized;
     f.tiers = 2;
     if (const auto mt = c.find("max_tiers")) {
@@ -342,6 +342,9 @@ FabricSpec parse_fabric(const JsonCursor& c) {
   const JsonCursor lk = c.at("link_kind");
   const std::string lks = lk.as_enum({"ib", "roce", "ethernet"});
   f.link_kind = lks == "ib" ? LinkKind::ib : lks == "roce" ? LinkKind::roce : LinkKind::ethernet;
+  f.routing = f.link_kind == LinkKind::ib ? FabricRouting::destination : FabricRouting::ecmp;
+  if (const auto routing = c.find("routing"))
+    f.routing = routing->as_enum({"destination", "ecmp"}) == "destination" ? FabricRouting::destination : FabricRouting::ecmp;
   f.port_bandwidth = Gbps(c.get_number_in("nic_speed_Gbps", 1.0, 1e6));
   f.link_latency = parse_latency(c, "link_latency_us");
   if (f.kind == FabricKind::single_switch) return f;

@@ -65,6 +65,8 @@ struct FabricSpec {
   int radix = 0;
   std::vector<double> oversubscription;  ///< per tier below the top (leaf, aggregation); each >= 1
   bool rail_aligned = false;
+  /// `routing`; default destination on InfiniBand, ecmp on RoCE / Ethernet.
+  FabricRouting routing = FabricRouting::destination;
 };
 
 struct ClusterSpec {

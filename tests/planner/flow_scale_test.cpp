@@ -1,6 +1,7 @@
 // Flow fidelity after issue 22's speed work: step times within 1% of those computed before it (committed
-// expected data, tests/data/flow_fidelity_before_issue22.json), TP rail classes equal to simulating every
-// rank on rail-symmetric (rail-plane) clusters, and flow equal to analytical where nothing contends.
+// expected data, tests/data/flow_fidelity_before_issue22.json, taken with ECMP-hashed fabrics), TP rail classes
+// equal to simulating every rank on rail-symmetric (rail-plane) clusters, and flow equal to analytical where
+// nothing contends.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,8 +24,17 @@ struct Case {
 
 // As `scalescope simulate --model M --cluster C --gpus G --plan P --calibration none` (datasheet models, as
 // the step times before issue 22 were taken).
-Case setup(const std::string& model, const std::string& cluster, int gpus, const std::string& plan) {
+// `routing` (if not empty) replaces the file's fabric routing.
+Case setup(const std::string& model, const std::string& cluster, int gpus, const std::string& plan,
+           const std::string& routing = "") {
   auto c = load_cluster_by_name_or_path(cluster, ClusterOptions{{}, gpus});
+  if (!routing.empty()) {
+    const std::string path = std::string(SCALESCOPE_SOURCE_DIR) + "/topologies/" + cluster + ".json";
+    std::ifstream in(path);
+    Json doc = Json::parse(in);
+    doc["fabric"]["routing"] = routing;
+    c = cluster_from_json(doc, path + " (routing " + routing + ")", ClusterOptions{{}, gpus});
+  }
   auto m = models::load_model_by_name_or_path(model);
   auto p = models::parse_plan(plan);
   if (!c || !m || !p) throw std::runtime_error("built-in file missing");
@@ -44,9 +54,10 @@ double step(const Case& s, Fidelity f, bool rail_classes = true) {
 }
 
 TEST(FlowScale, StepTimesStayWithinOnePercentOfThoseBeforeIssue22) {
-  // The files these cases use route as before (rail symmetry is for rail-plane fabrics only), so
-  // the flow engine's changes (aggregated identical flows, slack links left out: both exact) must
-  // give the earlier step times within 1%.
+  // The flow engine's changes (aggregated identical flows, slack links left out: both exact) must give the earlier
+  // step times within 1%, routed by ECMP hashing as they were then (rail symmetry needs rail planes there) and
+  // with the files' own routing (destination routing on InfiniBand since 2026-11-28, which only removes hash
+  // collisions on the spines).
   std::ifstream in(std::string(SCALESCOPE_TEST_DATA) + "/flow_fidelity_before_issue22.json");
   ASSERT_TRUE(in.good());
   const Json doc = Json::parse(in);
@@ -55,9 +66,12 @@ TEST(FlowScale, StepTimesStayWithinOnePercentOfThoseBeforeIssue22) {
     const std::string what = c.at("model").get<std::string>() + " on " + std::to_string(c.at("gpus").get<int>()) +
                              " GPUs of " + c.at("cluster").get<std::string>() + ", " + c.at("plan").get<std::string>();
     SCOPED_TRACE(what);
-    const Case s = setup(c.at("model"), c.at("cluster"), c.at("gpus"), c.at("plan"));
     const double before = c.at("step_time_s");
-    EXPECT_NEAR(step(s, Fidelity::flow), before, 0.01 * before);
+    for (const char* routing : {"ecmp", ""}) {
+      SCOPED_TRACE(*routing ? routing : "the file's routing");
+      const Case s = setup(c.at("model"), c.at("cluster"), c.at("gpus"), c.at("plan"), routing);
+      EXPECT_NEAR(step(s, Fidelity::flow), before, 0.01 * before);
+    }
   }
 }
 
@@ -71,6 +85,20 @@ TEST(FlowScale, RailClassesEqualEveryRankOnRailSymmetricClusters) {
     ASSERT_TRUE(models::rail_classes_exact(s.plan, s.cluster, true));
     EXPECT_DOUBLE_EQ(step(s, Fidelity::flow, true), step(s, Fidelity::flow, false));
   }
+}
+
+TEST(FlowScale, RailClassesEqualEveryRankWithContextParallelismWhenTpFillsTheNode) {
+  // Llama 3 70B at 16k tokens, tp=8 (the node), cp=2, pp=2, dp=4 on 128 GPUs of a rail-plane fabric: the CP ring's
+  // K/V exchange of TP rank t runs between the GPUs of local index t of two nodes, on rail t, as the DP and PP
+  // traffic does, so TP rank 0's ranks still stand exactly for the others. With tp=4 the CP peers sit on other
+  // rails of one node (shared PCIe / CPU paths between rails): no classes then.
+  const Case s = setup("llama3-70b", "h100-ndr-multiplane", 128,
+                       "tp=8,cp=2,pp=2,dp=4,mbs=1,gbs=32,seq=16384,schedule=1f1b,recompute=full");
+  ASSERT_TRUE(models::rail_classes_exact(s.plan, s.cluster, true));
+  EXPECT_DOUBLE_EQ(step(s, Fidelity::flow, true), step(s, Fidelity::flow, false));
+  const Case narrow = setup("llama3-70b", "h100-ndr-multiplane", 128,
+                            "tp=4,cp=4,pp=2,dp=4,mbs=1,gbs=32,seq=16384,schedule=1f1b,recompute=full");
+  EXPECT_FALSE(models::rail_classes_exact(narrow.plan, narrow.cluster, true));
 }
 
 TEST(FlowScale, FlowEqualsAnalyticalWhereNothingContends) {

@@ -77,6 +77,20 @@ TEST(ClusterErrors, UnknownLinkKindListsTheAcceptedKinds) {
             "\"nvlink\"");
 }
 
+TEST(ClusterErrors, UnknownRoutingListsTheAcceptedOnes) {
+  // A fat tree's switches route by destination or by ECMP hash; a single switch has no choice to make.
+  Json d = base();
+  d["fabric"] = Json{{"kind", "fat_tree"}, {"tiers", 2}, {"radix", 4}, {"link_kind", "ib"},
+                     {"nic_speed_Gbps", 100}, {"link_latency_us", 1}, {"routing", "adaptive"}};
+  EXPECT_EQ(error_of(d),
+            "bad.json: $.fabric.routing: expected one of destination | ecmp, got the string \"adaptive\"");
+  d["fabric"]["routing"] = "ecmp";
+  EXPECT_EQ(error_of(d), "");
+  d = base();
+  d["fabric"]["routing"] = "ecmp";
+  EXPECT_NE(error_of(d).find("$.fabric.routing: unknown key 'routing'"), std::string::npos) << error_of(d);
+}
+
 TEST(ClusterErrors, ErrorsFromAFileNameThatFile) {
   const std::string path = cluster_data("bad-link-kind.json");
   auto c = load_cluster(path);

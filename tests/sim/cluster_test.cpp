@@ -14,6 +14,7 @@ namespace {
 using testing::check_route;
 using testing::cluster_data;
 using testing::must_load;
+using testing::must_load_routed;
 
 Json read(const std::string& path) { return std::move(read_json_file(path)).take_or_throw(); }
 
@@ -144,9 +145,10 @@ TEST(Cluster, EcmpIsDeterministicAcrossCallsAndLoads) {
 TEST(Cluster, EcmpSpreadsFlowsOverEverySpine) {
   // tiny-fat-tree: 2 spines; k=4 fat tree: (k/2)^2 = 4 cores, each an equal-cost path between pods.
   // 64 flow keys hashed uniformly miss a given one of 4 choices with probability (3/4)^64 ~ 1e-8.
-  const Cluster tiny = must_load(cluster_data("tiny-fat-tree.json"));
+  const Cluster tiny = must_load_routed(cluster_data("tiny-fat-tree.json"), "ecmp");
+  EXPECT_EQ(tiny.fabric_routing(), FabricRouting::ecmp);
   EXPECT_EQ(switches_used(tiny, 0, 15, 64, 2).size(), 2u);
-  const Cluster k4 = must_load(cluster_data("k4-fat-tree.json"));
+  const Cluster k4 = must_load_routed(cluster_data("k4-fat-tree.json"), "ecmp");
   EXPECT_EQ(switches_used(k4, 0, 15, 64, 3).size(), 4u);
   // Different rank pairs with the default flow key also spread: pairs (i, 15 - i) for i < 8
   // all cross the spine layer (leaves 0,1 -> leaves 3,2).
@@ -157,6 +159,37 @@ TEST(Cluster, EcmpSpreadsFlowsOverEverySpine) {
       if (v.kind == VertexKind::fabric_switch && v.tier == 2) by_pair.insert(v.name);
     }
   EXPECT_EQ(by_pair.size(), 2u);
+}
+
+/// The largest number of routes of the shift permutation i -> (i + shift) mod n (one GPU per node) on one link.
+int most_routes_on_a_link(const Cluster& c, int shift) {
+  const int n = c.num_gpus();
+  std::vector<int> uses(static_cast<std::size_t>(c.num_links()), 0);
+  int most = 0;
+  for (int i = 0; i < n; ++i)
+    for (int e : c.route(i, (i + shift) % n)) most = std::max(most, ++uses[static_cast<std::size_t>(e)]);
+  return most;
+}
+
+TEST(Cluster, DestinationRoutingTakesOnePathPerDestinationAndNoSharedLinkInShifts) {
+  // InfiniBand's default (link_kind ib): a switch forwards by destination (D-mod-k). k=4 fat tree, host d: the
+  // leaf sends it up to aggregation d mod 2, the aggregation to core (d / 2) mod 2 of its group. Every flow key
+  // from host 0 to host 15 then takes one core (ECMP above: all 4), and a shift permutation i -> i + s (mod 16)
+  // never puts two routes on one link: two hosts of a leaf send to destinations of different parity (different
+  // aggregations), two destinations of equal parity reached through one aggregation differ in (d / 2) mod 2
+  // (different cores), and a core reaches one destination per pod. ECMP hashing puts two routes of some shift on
+  // one link.
+  const Cluster k4 = must_load(cluster_data("k4-fat-tree.json"));
+  EXPECT_EQ(k4.fabric_routing(), FabricRouting::destination);
+  EXPECT_EQ(switches_used(k4, 0, 15, 64, 3).size(), 1u);
+  const Cluster hashed = must_load_routed(cluster_data("k4-fat-tree.json"), "ecmp");
+  int hashed_worst = 0;
+  for (int s = 1; s < 16; ++s) {
+    SCOPED_TRACE("shift " + std::to_string(s));
+    EXPECT_EQ(most_routes_on_a_link(k4, s), 1);
+    hashed_worst = std::max(hashed_worst, most_routes_on_a_link(hashed, s));
+  }
+  EXPECT_GE(hashed_worst, 2);
 }
 
 TEST(Cluster, K4FatTreeMatchesAlFaresCounts) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,16 @@ inline std::string topology_file(const std::string& name) {
 
 inline Cluster must_load(const std::string& path, ClusterOptions opt = {}) {
   auto c = load_cluster(path, opt);
+  if (!c) ADD_FAILURE() << c.error().str();
+  return std::move(c).take_or_throw();
+}
+
+/// The cluster file at `path` with its fabric's `routing` replaced ("destination" or "ecmp").
+inline Cluster must_load_routed(const std::string& path, const std::string& routing, ClusterOptions opt = {}) {
+  std::ifstream in(path);
+  Json doc = Json::parse(in);
+  doc["fabric"]["routing"] = routing;
+  auto c = cluster_from_json(doc, path, opt);
   if (!c) ADD_FAILURE() << c.error().str();
   return std::move(c).take_or_throw();
 }

@@ -13,6 +13,7 @@ namespace {
 
 using testing::check_route;
 using testing::must_load;
+using testing::must_load_routed;
 using testing::topology_file;
 
 Cluster multiplane(int gpus) { return must_load(topology_file("h100-ndr-multiplane"), ClusterOptions{{}, gpus}); }
@@ -74,12 +75,14 @@ TEST(LargeTopologies, RailsOfASymmetricClusterAreDisjointAndTakeTheSameChoices) 
 }
 
 TEST(LargeTopologies, OnlyRailPlaneFabricsAreRailSymmetric) {
-  // superpod-a100's aggregation-core links carry every rail; GB200 NVL72's leaves are not
-  // rail-aligned; single-plane rail-optimized fabrics keep their hashed NIC choice (cluster.hpp).
+  // superpod-a100's aggregation-core links carry every rail; GB200 NVL72's leaves are not rail-aligned; single-plane
+  // rail-optimized fabrics keep their hashed NIC choice (cluster.hpp), whatever their switches' routing.
   EXPECT_FALSE(must_load(topology_file("superpod-a100")).rail_symmetric());
   EXPECT_FALSE(must_load(topology_file("h100-rail-ndr")).rail_symmetric());
+  EXPECT_FALSE(must_load_routed(topology_file("h100-rail-ndr"), "ecmp").rail_symmetric());
   EXPECT_FALSE(must_load(topology_file("h200-spectrum-x")).rail_symmetric());
   EXPECT_FALSE(must_load(topology_file("gb200-nvl72")).rail_symmetric());
+  EXPECT_TRUE(must_load(topology_file("h100-ndr-multiplane")).rail_symmetric());
 }
 
 TEST(LargeTopologies, Nvl72RackIsOneNvlinkDomainOf72Gpus) {

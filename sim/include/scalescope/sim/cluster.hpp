@@ -119,6 +119,15 @@ struct GpuSpec {
 enum class FabricKind { none, single_switch, fat_tree, rail_optimized };
 std::string_view to_string(FabricKind kind);
 
+/// How fabric switches choose among equal-cost next hops (docs/cluster-format.md, "Routing").
+/// destination: by the destination alone (D-mod-k: the i-th choice of a route toward destination d takes port
+/// (d / k_1 / ... / k_{i-1}) mod k_i), as an InfiniBand subnet manager's fat-tree routing fills the switches'
+/// forwarding tables (OpenSM ftree, congestion-free for shift permutations); every flow to one destination NIC
+/// leaves a switch through one port. ecmp: by a hash of (source, destination, flow key) at each hop, as Ethernet
+/// ECMP hashes a flow's 5-tuple.
+enum class FabricRouting { destination, ecmp };
+std::string_view to_string(FabricRouting routing);
+
 /// Size of the cluster built from a file. At most one is needed; with neither, the file's
 /// "nodes" (default 1) is used. `gpus` = N gives ceil(N / gpus_per_node) nodes. If both are
 /// given they must agree (an input error otherwise).
@@ -146,6 +155,8 @@ class Cluster {
   /// Never true for a node that stages through host memory (gpudirect_rdma false or a p2p_level other than SYS):
   /// its GPUs' rails meet in host memory and on the PCIe uplinks.
   bool rail_symmetric() const { return rail_symmetric_; }
+  /// How the fabric's switches choose among equal-cost ports (FabricRouting).
+  FabricRouting fabric_routing() const { return fabric_routing_; }
   /// Switch tiers the fabric was built with (0 without a fabric, 1 for a single switch or leaf);
   /// a rail_optimized fabric uses the fewest tiers up to its max_tiers that connect the nodes.
   int fabric_tiers() const { return fabric_tiers_; }
@@ -222,13 +233,16 @@ class Cluster {
                      int& hop, std::vector<int>& out) const;
   /// Path type of a template route (links of node 0).
   PathType classify(const std::vector<int>& template_route) const;
-  void walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, int& hop,
+  /// Equal-cost choices by `dest` (destination routing, dest >= 0) or by `hash` (ECMP, dest < 0).
+  void walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, std::int64_t dest, int& hop,
                    std::vector<int>& out) const;
 
   std::string name_, description_;
   std::vector<std::string> sources_;
   FabricKind fabric_kind_ = FabricKind::none;
   bool rail_symmetric_ = false;
+  FabricRouting fabric_routing_ = FabricRouting::ecmp;
+  bool rail_aligned_leaves_ = false;  ///< a leaf takes one rail's NICs of consecutive nodes
   int fabric_tiers_ = 0;
   std::vector<int> own_nic_;  ///< rail-symmetric: local NIC of rail g, by local GPU g
   bool gpudirect_rdma_ = true;
