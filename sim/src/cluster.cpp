@@ -156,7 +156,7 @@ std::size_t pick(std::uint64_t h, int hop, std::size_t count) {
 }  // namespace
 
 void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, std::uint64_t hash,
-                            int& hop, std::vector<int>& out) const {
+                            int& hop, std::vector<int>& out, bool* keyed) const {
   const auto tv = static_cast<std::size_t>(tv_);
   const auto& dist = nvlink_only ? t_dist_nvl_ : t_dist_all_;
   const auto dst = static_cast<std::size_t>(dst_tv);
@@ -176,6 +176,7 @@ void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, 
     const auto& cand = t_out_[u];
     const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
     assert(count > 0 && "walk_template: broken distance table");
+    if (keyed != nullptr && count > 1) *keyed = true;
     std::size_t k = pick(hash, hop, count);
     for (int e : cand) {
       if (!ok(e)) continue;
@@ -190,7 +191,7 @@ void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, 
 }
 
 void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, std::int64_t dest, int& hop,
-                          std::vector<int>& out) const {
+                          std::vector<int>& out, bool* keyed) const {
   const auto dst = static_cast<std::size_t>(dst_switch);
   std::int64_t d = dest;  // destination routing: what is left of the destination index after the earlier choices
   auto u = static_cast<std::size_t>(src_switch);
@@ -209,6 +210,7 @@ void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, st
     assert(count > 0 && "walk_fabric: broken distance table");
     std::size_t k = 0;
     if (dest < 0) {
+      if (keyed != nullptr && count > 1) *keyed = true;
       k = pick(hash, hop, count);
     } else {
       const auto n = static_cast<std::int64_t>(count);
@@ -295,10 +297,11 @@ bool Cluster::staged(int src_rank, int dst_rank) const {
   return staged_pair_[static_cast<std::size_t>((src_rank % G) * G + dst_rank % G)] != 0;
 }
 
-std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_key) const {
+std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_key, bool* keyed) const {
   assert(src_rank >= 0 && src_rank < num_gpus() && dst_rank >= 0 && dst_rank < num_gpus() &&
          "route: rank out of range");
   std::vector<int> out;
+  if (keyed != nullptr) *keyed = false;
   if (src_rank == dst_rank) return out;
   const int na = node_of(src_rank), nb = node_of(dst_rank);
   const bool rails = rail_symmetric_ && na != nb;
@@ -316,12 +319,12 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   if (na == nb) {
     if (staged(src_rank, dst_rank)) {  // NCCL's SHM transport: through the source GPU's host memory
       const int mem = gpu_mem_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)];
-      walk_template(na, static_cast<int>(ga), mem, false, h, hop, out);
-      walk_template(na, mem, static_cast<int>(gb), false, h, hop, out);
+      walk_template(na, static_cast<int>(ga), mem, false, h, hop, out, keyed);
+      walk_template(na, mem, static_cast<int>(gb), false, h, hop, out, keyed);
       return out;
     }
     const bool nvl = t_dist_nvl_[ga * tv + gb] < kCostInf;
-    walk_template(na, static_cast<int>(ga), static_cast<int>(gb), nvl, h, hop, out);
+    walk_template(na, static_cast<int>(ga), static_cast<int>(gb), nvl, h, hop, out, keyed);
     return out;
   }
   // Choose the (source NIC, destination NIC) pair of least total cost; ties by hash.
@@ -353,6 +356,7 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
     const int own_a = own_nic_[ga], own_b = own_nic_[gb];
     if (total(own_a, own_b) == best) si = own_a, dj = own_b;
   }
+  if (keyed != nullptr && si < 0 && ties > 1) *keyed = true;
   std::size_t k = pick(h, hop++, ties);
   for (int i = 0; i < nics && si < 0; ++i)
     for (int j = 0; j < nics; ++j)
@@ -366,10 +370,10 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   const int mem_a = gpudirect_rdma_ ? -1 : gpu_mem_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)];
   const int mem_b = gpudirect_rdma_ ? -1 : gpu_mem_tv_[static_cast<std::size_t>(dst_rank % gpus_per_node_)];
   if (mem_a >= 0) {
-    walk_template(na, static_cast<int>(ga), mem_a, false, h, hop, out);
-    walk_template(na, mem_a, nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out);
+    walk_template(na, static_cast<int>(ga), mem_a, false, h, hop, out, keyed);
+    walk_template(na, mem_a, nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out, keyed);
   } else {
-    walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out);
+    walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out, keyed);
   }
   out.push_back(nic_up_[gi]);
   // Destination routing balances the destinations of a leaf over its up-ports: rail-aligned leaves hold one NIC
@@ -377,13 +381,13 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   const std::int64_t dest = fabric_routing_ != FabricRouting::destination ? -1
                             : rail_aligned_leaves_                        ? static_cast<std::int64_t>(nb)
                                                                           : static_cast<std::int64_t>(gj);
-  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, dest, hop, out);
+  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, dest, hop, out, keyed);
   out.push_back(nic_down_[gj]);
   if (mem_b >= 0) {
-    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], mem_b, false, h, hop, out);
-    walk_template(nb, mem_b, static_cast<int>(gb), false, h, hop, out);
+    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], mem_b, false, h, hop, out, keyed);
+    walk_template(nb, mem_b, static_cast<int>(gb), false, h, hop, out, keyed);
   } else {
-    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop, out);
+    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop, out, keyed);
   }
   return out;
 }

@@ -94,18 +94,24 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
   double best_score = kInf;
   for (int t = 0; t < candidates; ++t) {
     const std::uint64_t k = t == 0 ? key : mix_key(key, static_cast<std::uint64_t>(t));
-    std::vector<int> r = cluster_.route(src, dst, k);
+    // Whether a key broke a tie in any route below: if none did, every other key gives the same candidate.
+    bool keyed = false;
+    std::vector<int> r = cluster_.route(src, dst, k, &keyed);
     // PXN: leave the node through the NIC of the GPU that shares the destination's local index
     // (its rail), reached over NVLink, when that crosses fewer fabric links.
     if (!cluster_.same_node(src, dst) && src % G != dst % G) {
       const int proxy = cluster_.node_of(src) * G + dst % G;
       if (in_group[static_cast<std::size_t>(proxy)]) {
-        std::vector<int> r1 = cluster_.route(src, proxy, k);
+        bool keyed1 = false;
+        std::vector<int> r1 = cluster_.route(src, proxy, k, &keyed1);
+        keyed = keyed || keyed1;
         const bool nvlink_only = std::all_of(r1.begin(), r1.end(), [&](int l) {
           return cluster_.link(l).kind == LinkKind::nvlink;
         });
         if (nvlink_only) {
-          std::vector<int> r2 = cluster_.route(proxy, dst, k);
+          bool keyed2 = false;
+          std::vector<int> r2 = cluster_.route(proxy, dst, k, &keyed2);
+          keyed = keyed || keyed2;
           if (net_links(cluster_, r2) < net_links(cluster_, r)) {
             r1.insert(r1.end(), r2.begin(), r2.end());
             std::vector<int> sorted = r1;
@@ -121,6 +127,7 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
       best = std::move(r);
       best_score = score;
     }
+    if (!keyed) break;  // the other candidates are this one (destination-routed fabrics, own-rail NICs)
   }
   return best;
 }

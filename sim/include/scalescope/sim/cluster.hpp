@@ -210,8 +210,9 @@ class Cluster {
   std::vector<BytesPerSecond> link_capacities() const;
 
   /// Directed link indices along the route from src_rank's GPU to dst_rank's GPU (rules at the
-  /// top of this file). Empty when src_rank == dst_rank. Thread-safe.
-  std::vector<int> route(int src_rank, int dst_rank, std::uint64_t flow_key = 0) const;
+  /// top of this file). Empty when src_rank == dst_rank. Thread-safe. `keyed`, when given, is set to whether the
+  /// flow key broke an equal-cost tie on the way: when false, every flow key gives this same route.
+  std::vector<int> route(int src_rank, int dst_rank, std::uint64_t flow_key = 0, bool* keyed = nullptr) const;
   /// Minimum bandwidth over the route's links; +infinity for an empty route.
   BytesPerSecond path_bandwidth(const std::vector<int>& route) const;
   /// Sum of the route's link latencies; 0 for an empty route.
@@ -229,13 +230,14 @@ class Cluster {
   using Cost =
       std::int64_t;  ///< hops * 1e12 + latency in picoseconds (lexicographic in one integer)
 
+  /// `keyed` (if not null) is set when a choice among several went by `hash`.
   void walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, std::uint64_t hash,
-                     int& hop, std::vector<int>& out) const;
+                     int& hop, std::vector<int>& out, bool* keyed = nullptr) const;
   /// Path type of a template route (links of node 0).
   PathType classify(const std::vector<int>& template_route) const;
   /// Equal-cost choices by `dest` (destination routing, dest >= 0) or by `hash` (ECMP, dest < 0).
   void walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, std::int64_t dest, int& hop,
-                   std::vector<int>& out) const;
+                   std::vector<int>& out, bool* keyed = nullptr) const;
 
   std::string name_, description_;
   std::vector<std::string> sources_;
