@@ -95,10 +95,6 @@ std::string_view to_string(FabricKind kind) {
   return "?";
 }
 
-std::string_view to_string(FabricRouting routing) {
-  return routing == FabricRouting::destination ? "destination" : "ecmp";
-}
-
 std::optional<FlopsPerSecond> PeakFlops::get(std::string_view dtype) const {
   if (dtype == "fp8") return fp8;
   if (dtype == "bf16") return bf16;

@@ -343,8 +343,10 @@ FabricSpec parse_fabric(const JsonCursor& c) {
   const std::string lks = lk.as_enum({"ib", "roce", "ethernet"});
   f.link_kind = lks == "ib" ? LinkKind::ib : lks == "roce" ? LinkKind::roce : LinkKind::ethernet;
   f.routing = f.link_kind == LinkKind::ib ? FabricRouting::destination : FabricRouting::ecmp;
-  if (const auto routing = c.find("routing"))
-    f.routing = routing->as_enum({"destination", "ecmp"}) == "destination" ? FabricRouting::destination : FabricRouting::ecmp;
+  if (const auto routing = c.find("routing")) {
+    const bool by_destination = routing->as_enum({"destination", "ecmp"}) == "destination";
+    f.routing = by_destination ? FabricRouting::destination : FabricRouting::ecmp;
+  }
   f.port_bandwidth = Gbps(c.get_number_in("nic_speed_Gbps", 1.0, 1e6));
   f.link_latency = parse_latency(c, "link_latency_us");
   if (f.kind == FabricKind::single_switch) return f;

@@ -126,7 +126,6 @@ std::string_view to_string(FabricKind kind);
 /// leaves a switch through one port. ecmp: by a hash of (source, destination, flow key) at each hop, as Ethernet
 /// ECMP hashes a flow's 5-tuple.
 enum class FabricRouting { destination, ecmp };
-std::string_view to_string(FabricRouting routing);
 
 /// Size of the cluster built from a file. At most one is needed; with neither, the file's
 /// "nodes" (default 1) is used. `gpus` = N gives ceil(N / gpus_per_node) nodes. If both are
