@@ -32,6 +32,14 @@ std::string fixed(double v, int decimals) {
 
 std::string percent(double f) { return fixed(100.0 * f, 1) + " %"; }
 
+/// At flow fidelity on a switched fabric, how its switches pick among equal-cost paths
+/// (docs/cluster-format.md, "Routing"): it decides which flows share spine links.
+std::string routing_note(const SimulateOptions& o, const Cluster& c) {
+  if (o.q.fidelity != "flow" || c.fabric_tiers() < 2) return "";
+  return c.fabric_routing() == FabricRouting::destination ? "; switches route by destination (D-mod-k)"
+                                                          : "; switches hash flows over equal-cost paths (ECMP)";
+}
+
 std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l) {
   const models::Prediction& p = l.prediction;
   const Cluster& c = l.setup->cluster;
@@ -45,7 +53,7 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
                     (classes ? "every rank (TP rank 0 of each group standing for its peers on the other rails)"
                      : sym   ? "one representative pipeline"
                              : "every rank") +
-                    "\n";
+                    routing_note(o, c) + "\n";
   out += "plan: " + models::to_string(l.plan) + "\n";
   out += "micro-batches per pipeline: " + std::to_string(l.plan.num_microbatches()) + "\n\n";
   Table t;

@@ -323,24 +323,34 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
     walk_template(na, static_cast<int>(ga), static_cast<int>(gb), nvl, h, hop, out, keyed);
     return out;
   }
-  // Choose the (source NIC, destination NIC) pair of least total cost; ties by hash.
+  // Choose the (source NIC, destination NIC) pair of least total cost; ties by hash. The cost of a pair is
+  // (GPU -> NIC i inside node a, its uplink) + (leaf of i -> leaf of j) + (downlink of j, NIC j -> GPU inside b):
+  // the node-side parts are gathered once per NIC, so the nics x nics pairs only add the fabric part.
   const int nics = nics_per_node();
-  auto total = [&](int i, int j) -> Cost {
-    const auto ni = static_cast<std::size_t>(nic_tv_[static_cast<std::size_t>(i)]);
-    const auto nj = static_cast<std::size_t>(nic_tv_[static_cast<std::size_t>(j)]);
-    const auto gi = static_cast<std::size_t>(na * nics + i),
-               gj = static_cast<std::size_t>(nb * nics + j);
-    const Cost a = t_dist_all_[ga * tv + ni], b = t_dist_all_[nj * tv + gb];
-    const Cost f = fabric_cost(static_cast<std::size_t>(leaf_of_nic_[gi]), static_cast<std::size_t>(leaf_of_nic_[gj]));
-    if (a >= kCostInf || b >= kCostInf || f >= kCostInf) return kCostInf;
-    return a + link_cost_[static_cast<std::size_t>(nic_up_[gi])] + f +
-           link_cost_[static_cast<std::size_t>(nic_down_[gj])] + b;
-  };
+  thread_local std::vector<Cost> side_a, side_b;
+  thread_local std::vector<std::size_t> leaf_a, leaf_b;
+  thread_local std::vector<Cost> pair_cost;
+  const auto un = static_cast<std::size_t>(nics);
+  side_a.resize(un), side_b.resize(un), leaf_a.resize(un), leaf_b.resize(un), pair_cost.resize(un * un);
+  for (std::size_t k = 0; k < un; ++k) {
+    const auto nk = static_cast<std::size_t>(nic_tv_[k]);
+    const auto gi = static_cast<std::size_t>(na) * un + k, gj = static_cast<std::size_t>(nb) * un + k;
+    const Cost a = t_dist_all_[ga * tv + nk], b = t_dist_all_[nk * tv + gb];
+    side_a[k] = a >= kCostInf ? kCostInf : a + link_cost_[static_cast<std::size_t>(nic_up_[gi])];
+    side_b[k] = b >= kCostInf ? kCostInf : link_cost_[static_cast<std::size_t>(nic_down_[gj])] + b;
+    leaf_a[k] = static_cast<std::size_t>(leaf_of_nic_[gi]);
+    leaf_b[k] = static_cast<std::size_t>(leaf_of_nic_[gj]);
+  }
   Cost best = kCostInf;
   std::size_t ties = 0;
-  for (int i = 0; i < nics; ++i)
-    for (int j = 0; j < nics; ++j) {
-      const Cost c = total(i, j);
+  for (std::size_t i = 0; i < un; ++i)
+    for (std::size_t j = 0; j < un; ++j) {
+      Cost c = kCostInf;
+      if (side_a[i] < kCostInf && side_b[j] < kCostInf) {
+        const Cost f = fabric_cost(leaf_a[i], leaf_b[j]);
+        if (f < kCostInf) c = side_a[i] + f + side_b[j];
+      }
+      pair_cost[i * un + j] = c;
       if (c < best)
         best = c, ties = 1;
       else if (c == best && c < kCostInf)
@@ -350,16 +360,13 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   int si = -1, dj = -1;
   if (rails) {  // the GPUs' own rails where they cost no more
     const int own_a = own_nic_[ga], own_b = own_nic_[gb];
-    if (total(own_a, own_b) == best) si = own_a, dj = own_b;
+    if (pair_cost[static_cast<std::size_t>(own_a) * un + static_cast<std::size_t>(own_b)] == best)
+      si = own_a, dj = own_b;
   }
   if (keyed != nullptr && si < 0 && ties > 1) *keyed = true;
   std::size_t k = pick(h, hop++, ties);
-  for (int i = 0; i < nics && si < 0; ++i)
-    for (int j = 0; j < nics; ++j)
-      if (total(i, j) == best && k-- == 0) {
-        si = i, dj = j;
-        break;
-      }
+  for (std::size_t p = 0; p < un * un && si < 0; ++p)
+    if (pair_cost[p] == best && k-- == 0) si = static_cast<int>(p / un), dj = static_cast<int>(p % un);
   const auto gi = static_cast<std::size_t>(na * nics + si),
              gj = static_cast<std::size_t>(nb * nics + dj);
   // Without GPUDirect RDMA each side passes through host memory of its GPU's NUMA node.
