@@ -20,6 +20,7 @@ struct ImportTraceOptions {
   double host_step_time = 0.0, step_time = 0.0;
   std::vector<double> host_process_times;
   bool quiet = false;
+  bool ddp_bucket_view = false;
   Format format = Format::text;
 };
 
@@ -47,6 +48,7 @@ int run(const ImportTraceOptions& o) {
   opt.base = o.base;
   opt.name = o.name;
   opt.software = o.software;
+  opt.ddp_bucket_view = o.ddp_bucket_view;
   if (o.step_time > 0.0) opt.step_time_s = o.step_time;
   opt.host_process_times_s = o.host_process_times;
   if (o.host_step_time > 0.0 || !o.host_process_times.empty()) {
@@ -122,6 +124,9 @@ void register_import_trace(CLI::App* import, Context& ctx) {
   sub->add_option("--name", o->name, "Name of the stack (default: the trace file's stem)");
   sub->add_option("--software", o->software, "Software the trace ran, for the record (e.g. \"torch 2.11.0+cu130\")");
   sub->add_option("-o,--output", o->output, "Stack profile to write (atomically)")->required();
+  sub->add_flag("--ddp-bucket-view", o->ddp_bucket_view,
+                "The program wraps its model in DDP with gradient_as_bucket_view=True: its gradients are not copied into "
+                "and out of the buckets (default: PyTorch's default, False, whose copies the prediction adds for dp > 1)");
   sub->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
   add_format_option(sub, o->format);
   sub->callback([o, &ctx] { ctx.exit_code = run(*o); });

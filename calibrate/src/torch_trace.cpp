@@ -285,6 +285,7 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
            {"properties", {{"residual_bytes", residual},
                            {"moe", moe_layers},
                            {"fsdp2", fsdp ? "zero >= 2 && dp > 1" : "0"},
+                           {"ddp_grad_copies", fsdp || o.ddp_bucket_view ? "0" : "dp * cp > 1"},
                            {"torch_pipelining", true},
                            {"launch_floor", false},
                            {"kernel_gap_s", kernel_gap_us(ev, st) * 1e-6},

@@ -233,10 +233,20 @@ TaskId RankEmitter::zero_gather(double params, TaskLabels labels, double expert_
   return t;
 }
 
+TaskId RankEmitter::copy_task(const char* name, double bytes, TaskLabels labels, TaskId dep) {
+  PhaseCost cost;
+  cost.add_kernel(*c_.compute, c_.compute->memory_bound(Bytes(bytes)), 0.0, Bytes(bytes));
+  return compute(TaskCategory::other, name, cost, TaskLabels{-1, -1, labels.stage}, dep);
+}
+
 TaskId RankEmitter::grad_sync(double bytes, TaskId dep, TaskLabels labels, bool experts) {
   const Plan& p = *c_.plan;
   const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
   const bool ddp = p.zero == 0;
+  if (ddp && c_.ddp_grad_copies) {  // the bucket's gradients, read and written scaled by 1/world, before its all-reduce
+    dep = copy_task("ddp copy grads into bucket", 2.0 * bytes, labels, dep);
+    ddp_copied_ += bytes;
+  }
   const std::uint64_t k = experts ? key(kKindEdp, edp_group_index_, edp_seq_) : key(kKindDp, group_index, dp_seq_);
   const char* name = experts ? (ddp ? "dp all-reduce expert grads" : "zero reduce-scatter expert grads")
                              : (ddp ? "dp all-reduce grads" : "zero reduce-scatter grads");
@@ -554,7 +564,10 @@ void RankEmitter::emit() {
                              ? (c_.stage_params[static_cast<std::size_t>(stage_)] - experts) / shard + experts / expert_shard
                              : c_.stage_params[static_cast<std::size_t>(stage_)] / shard;
   const PhaseCost opt = optimizer_cost(updated, *c_.spec, p, *c_.compute, c_.options.costs);
-  const TaskId step = compute(TaskCategory::optimizer, "optimizer step", opt, lab, last_sync_);
+  // DDP copies the reduced buckets back into the gradients after the last all-reduce, before the step.
+  const TaskId grads = ddp_copied_ > 0.0 ? copy_task("ddp copy grads from buckets", 2.0 * ddp_copied_, lab, last_sync_)
+                                         : last_sync_;
+  const TaskId step = compute(TaskCategory::optimizer, "optimizer step", opt, lab, grads);
   if ((p.zero == 1 || p.zero == 2) && c_.gather_buckets.empty()) {
     const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
     TaskId dep = step;

@@ -44,6 +44,9 @@ struct BuildContext {
   /// rest and gathered for every micro-batch's forward (zero=3: again for its backward), never ahead of
   /// the first unit of a micro-batch.
   bool fsdp2 = false;
+  /// zero=0 as PyTorch DDP without gradient_as_bucket_view (StackProfile::ddp_grad_copies): the gradients copied
+  /// into the buckets before their all-reduce, and back after the last one.
+  bool ddp_grad_copies = false;
   double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank (a dense layer)
   /// An MoE layer on one rank: all its parameters, and of them the routed experts, whose gradients are reduced
   /// (and ZeRO-sharded) over the expert-data-parallel group instead of dp x cp.
@@ -132,6 +135,9 @@ class RankEmitter {
   bool split_unit(int microbatch, bool forward) const;
 
   TaskId compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep);
+  /// One memory-bound kernel moving `bytes` (read + written) on the compute stream after `dep`, outside the
+  /// host's per-layer and per-micro-batch issue costs (DDP's gradient copies).
+  TaskId copy_task(const char* name, double bytes, TaskLabels labels, TaskId dep);
   /// `layers` layers' compute `cost` (plus the unit's edge pieces in it), the context-parallel blocks and
   /// exchange (cp_attention), then the TP collectives `layer_ops` + `edge_ops` as tp_comm() emits them;
   /// with tp_comm_overlap the layers' SP collectives run beside the compute on their own stream and only
@@ -202,6 +208,7 @@ class RankEmitter {
   bool record_shards_ = false;
   std::vector<TaskId> uses_;              ///< ZeRO-3: compute tasks that used gathered parameters, in order
   TaskId last_sync_ = kNoTask;            ///< last task on the gradient-sync stream
+  double ddp_copied_ = 0;                 ///< gradient bytes copied into DDP buckets (ddp_grad_copies)
   TaskId last_compute_ = kNoTask;         ///< last task on the compute stream
   /// Torch program: placed receives and finished units, by (forward, local chunk, micro-batch).
   std::map<std::tuple<bool, int, int>, TaskId> placed_recv_, unit_end_;

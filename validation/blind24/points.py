@@ -69,6 +69,11 @@ TRACES = [
     Trace("hf-llama", "F", "hf-llama", LLAMA, 4, 2048, 40),
     Trace("hf-llama-fsdpf", "F", "hf-llama-fsdp", LLAMA, 4, 2048, 50, host_program="hf-llama-fsdp2"),
     Trace("hf-llama-fsdpf4", "F", "hf-llama-fsdp", LLAMA, 4, 2048, 50, host_program="hf-llama-fsdp4"),
+    # Part I (session 21): PyTorch DDP's gradient copies into and out of its buckets (gradient_as_bucket_view=False,
+    # torch's default; StackProfile::ddp_grad_copies), blind at shapes no earlier part measured.
+    Trace("gpt-ln", "I", "gpt-ln", GPT, 8, 1024, 22),
+    Trace("hf-llama", "I", "hf-llama", LLAMA, 4, 2048, 40),
+    Trace("moe", "I", "moe", MOE, 4, 2048, 32, {"MOE_ROUTING": "balanced"}),
 ]
 HOST_SHAPE = "1x32"
 
@@ -240,7 +245,25 @@ def _part_f():
     return pts
 
 
-POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e() + _part_f()
+def _part_i():
+    """DDP (gpt-ln, hf-llama) and the data-parallel MoE at shapes no earlier part measured, predicted with the DDP
+    gradient copies (the stacks as imported) and without them (imported with --ddp-bucket-view), both before any
+    point runs; programs alternate so that each gets points if the lease's budget runs short."""
+    shapes = (("gpt-ln", GPT, "bf16", 2, 2048), ("hf-llama", LLAMA, "mixed", 8, 1024), ("moe", MOE, "bf16", 2, 4096),
+              ("gpt-ln", GPT, "bf16", 16, 512), ("hf-llama", LLAMA, "mixed", 1, 4096), ("moe", MOE, "bf16", 8, 1024),
+              ("gpt-ln", GPT, "bf16", 6, 1024), ("hf-llama", LLAMA, "mixed", 3, 2048))
+    pts = []
+    for n in (2, 4):
+        for program, model, precision, mbs, seq in shapes:
+            moe = program == "moe"
+            pts.append(Point(f"{program}.{'dp' if moe else 'ddp'}-copies.n{n}.{mbs}x{seq}", part="I", group="ddp-copies",
+                             program=program, family="dp" if moe else "ddp", model=model, stacks=[program], gpus=n,
+                             mbs=mbs, seq=seq, gbs=mbs * n, dp=n, precision=precision, est_s=7.0,
+                             **({"ep": 1, "routing": "balanced"} if moe else {})))
+    return pts
+
+
+POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e() + _part_f() + _part_i()
 
 
 # Order within a launch (what is measured first, in case the time runs short): the main family of each kind

@@ -49,6 +49,7 @@ def import_trace(a, t):
     cmd = [a.scalescope, "import", "torch-trace", os.path.join(a.traces, t.name() + ".json.gz"), "--model", t.model,
            "--micro-batch", str(t.mbs), "--seq", str(t.seq), "--step-time", str(meta["unprofiled"]["step_time_s"]),
            "--software", f"torch {meta['environment']['torch']}", "--name", t.key, "-o", stack, "-q"]
+    cmd[-3:-3] = a.import_args.split()
     if meta.get("host"):
         cmd[-3:-3] = ["--host-step-time", str(meta["host"]["step_time_s"]), "--host-shape", meta["host"]["shape"]]
     rc, out, err = run(cmd)
@@ -77,13 +78,15 @@ def simulate(a, p, stacks, model=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F"])
+    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F", "I"])
     ap.add_argument("--scalescope", default=os.path.join(ROOT, "devbin", "scalescope"))
     ap.add_argument("--traces", required=True, help="folder of run_steps.py trace outputs")
     ap.add_argument("--cluster", required=True, help="cluster (the node file imported from nvidia-smi topo -m)")
     ap.add_argument("--calibration", required=True, help="scalescope --calibration (e.g. h100-gpu,fabric.json)")
     ap.add_argument("--gpu", default="", help="GPU name, for the record")
     ap.add_argument("--work", required=True, help="where the stacks go")
+    ap.add_argument("--import-args", default="", help="extra `import torch-trace` arguments, space-separated (part I's "
+                    "baseline: --ddp-bucket-view)")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)

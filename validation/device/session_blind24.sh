@@ -10,6 +10,8 @@
 #   bash validation/device/session_blind24.sh --part F     ZeRO-2/3 with host timing on a fake FSDP2 mesh (*-fsdp2/4),
 #                                                          DDP; the lease's interference measured (interf section)
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
+#   bash validation/device/session_blind24.sh --part I     DDP and data-parallel MoE at new shapes, predicted with and
+#                                                          without DDP's gradient copies (session 21; 2 or 4 GPUs)
 #   INTERF_BYTES=26214400 BUDGET_S=540 bash validation/device/session_blind24.sh --part F
 #                                                          part F with the interference also at DDP's bucket size
 #                                                          (stage 1b; session 19's prepared check, criteria there)
@@ -35,10 +37,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --part) PART=${2:-}; shift 2 ;;
     --estimate) ESTIMATE=1; shift ;;
-    *) echo "usage: $0 --part A|B [--estimate]" >&2; exit 2 ;;
+    *) echo "usage: $0 --part A|B|C|D|E|F|I [--estimate]" >&2; exit 2 ;;
   esac
 done
-case "$PART" in A|B|C|D|E|F) ;; *) echo "usage: $0 --part A|B|C|D|E|F [--estimate]" >&2; exit 2 ;; esac
+case "$PART" in A|B|C|D|E|F|I) ;; *) echo "usage: $0 --part A|B|C|D|E|F|I [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-540}
@@ -125,6 +127,12 @@ if [ $TAG = h200 ]; then  # the shipped 4x H200 profile (an earlier lease), for 
     --calibration h200x4 --gpu "$GPU x $NGPU" --work $D/stacks-h200x4 -o $D/predictions-$PART-h200x4.json
 fi
 
+if [ $PART = I ]; then  # the baseline: the same stacks imported without DDP's gradient copies (--ddp-bucket-view)
+  SCALESCOPE_COMMIT=$(cat devbin/COMMIT 2>/dev/null || echo unknown) stage predict-bucket-view 60 $PY \
+    validation/blind24/predict.py --part $PART --scalescope devbin/scalescope --traces $D/traces --cluster $D/node.json \
+    --calibration "$CAL" --gpu "$GPU x $NGPU" --work $D/stacks-bucket-view --import-args=--ddp-bucket-view \
+    -o $D/predictions-$PART-bucket-view.json
+fi
 if [ -s $D/fabric-interf-bytes.json ]; then  # 1b's profile: the interference at INTERF_BYTES
   SCALESCOPE_COMMIT=$(cat devbin/COMMIT 2>/dev/null || echo unknown) stage predict-interf-bytes 60 $PY \
     validation/blind24/predict.py --part $PART --scalescope devbin/scalescope --traces $D/traces --cluster $D/node.json \
@@ -174,6 +182,7 @@ fi
 # 7. report
 PREDS=$D/predictions-$PART.json; [ -s $D/predictions-$PART-h200x4.json ] && PREDS="$PREDS $D/predictions-$PART-h200x4.json"
 [ -s $D/predictions-$PART-interf-bytes.json ] && PREDS="$PREDS $D/predictions-$PART-interf-bytes.json"
+[ -s $D/predictions-$PART-bucket-view.json ] && PREDS="$PREDS $D/predictions-$PART-bucket-view.json"
 $PY validation/blind24/report.py --predictions $PREDS --measured $D/measured --nccl $D/nccl --fabric $D/fabric.json \
   -o $D/report-$PART.md --json $D/report-$PART.json >> $LOG 2>&1
 echo "== done after $(( $(date +%s) - T0 )) s" | tee -a $LOG; uptime >> $LOG; cat $D/stages.tsv

@@ -62,6 +62,9 @@ struct TraceImportOptions {
   std::optional<double> step_time_s;  ///< unprofiled step time at the trace's shape, for the record
   std::string name;                   ///< the stack's name (default: the trace file's stem)
   std::string software;               ///< e.g. "torch 2.11.0+cu130", for the record
+  /// The program's DDP runs with gradient_as_bucket_view=True: no gradient copies into and out of the buckets
+  /// (default: torch's default, False; the stack's property ddp_grad_copies).
+  bool ddp_bucket_view = false;
   std::function<void(const std::string&)> progress;
 };
 

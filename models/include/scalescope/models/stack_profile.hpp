@@ -107,6 +107,10 @@ class StackProfile {
   /// Bytes per element of the residual stream that PP sends and TP collectives of the residual side carry.
   Expr residual_bytes;
   Expr fsdp2;  ///< ZeRO-2/3 as PyTorch FSDP2 (gathers per micro-batch; builder_impl.hpp)
+  /// zero=0 as PyTorch DDP with gradient_as_bucket_view=False (its default): each gradient is copied, scaled by
+  /// 1/world, into its bucket when it is ready, and the reduced buckets are copied back into the gradients after
+  /// the backward (torch/csrc/distributed/c10d/reducer.cpp: copy_grad_to_bucket, finalize_bucket_dense). Default 0.
+  Expr ddp_grad_copies;
   bool torch_pipelining = false;  ///< interleaved PP as torch.distributed.pipelining's program
   /// zero=1 is Megatron-Core's distributed optimizer (gradient reduce-scatters overlapped with the backward,
   /// optionally parameter all-gathers with the next forward; builder_impl.hpp), not PyTorch's
