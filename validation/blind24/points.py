@@ -306,9 +306,11 @@ def stage_estimates(part):
     out = [("environment", FIXED_S["environment"]), ("calibrate", FIXED_S["calibrate"] + interf)]
     out += [(f"trace-{t.key}", t.est_s) for t in traces(part)]
     out.append(("predict", FIXED_S["predict"]))
+    import os
+    max_gpus = int(os.environ.get("BLIND24_MAX_GPUS", "4"))  # the lease's GPUs (the session script exports it)
     for n in (1, 2, 4):
         ps = points(part, gpus=n)
-        if ps:
+        if ps and n <= max_gpus:
             out.append((f"measure-n{n}", LAUNCH_S[n] + sum(p.est_s for p in ps)))
     if part == "A":
         out.append(("nccl", FIXED_S["nccl"]))
