@@ -243,7 +243,7 @@ TaskId RankEmitter::grad_sync(double bytes, TaskId dep, TaskLabels labels, bool 
   const Plan& p = *c_.plan;
   const std::uint32_t group_index = static_cast<std::uint32_t>(stage_ * p.tp + tp_rank_);
   const bool ddp = p.zero == 0;
-  if (ddp && c_.ddp_grad_copies) {  // the bucket's gradients, read and written scaled by 1/world, before its all-reduce
+  if (c_.ddp_grad_copies) {  // the bucket's gradients, read and written scaled by 1/world, before its all-reduce
     dep = copy_task("ddp copy grads into bucket", 2.0 * bytes, labels, dep);
     ddp_copied_ += bytes;
   }

@@ -44,8 +44,9 @@ struct BuildContext {
   /// rest and gathered for every micro-batch's forward (zero=3: again for its backward), never ahead of
   /// the first unit of a micro-batch.
   bool fsdp2 = false;
-  /// zero=0 as PyTorch DDP without gradient_as_bucket_view (StackProfile::ddp_grad_copies): the gradients copied
-  /// into the buckets before their all-reduce, and back after the last one.
+  /// zero=0 (and zero=1 as ZeroRedundancyOptimizer over DDP) as PyTorch DDP without gradient_as_bucket_view
+  /// (StackProfile::ddp_grad_copies): the gradients copied into the buckets before their reduction, and back after
+  /// the last one.
   bool ddp_grad_copies = false;
   double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank (a dense layer)
   /// An MoE layer on one rank: all its parameters, and of them the routed experts, whose gradients are reduced

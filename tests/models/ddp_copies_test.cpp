@@ -100,8 +100,7 @@ TEST(DdpCopies, EachBucketIsCopiedInAndAllOfThemBackOut) {
   EXPECT_EQ(c.from_tasks, 1);
 }
 
-// No copies without the property, with one rank (nothing reduced), or with ZeRO (FSDP2 / distributed optimizers
-// keep their own buffers).
+// No copies without the property, with one rank (nothing reduced), or with ZeRO-2/3 (FSDP2 keeps its own buffers).
 TEST(DdpCopies, OnlyForDdpPlansOfStacksThatHaveThem) {
   for (const auto& [copies, text] : {std::pair{false, "tp=1,pp=1,dp=2,mbs=1,gbs=2,precision=bf16"},
                                      std::pair{true, "tp=1,pp=1,dp=1,mbs=1,gbs=1,precision=bf16"},
@@ -112,6 +111,28 @@ TEST(DdpCopies, OnlyForDdpPlansOfStacksThatHaveThem) {
     const Copies c = copies_of(*g);
     EXPECT_EQ(c.into_tasks + c.from_tasks, 0) << text;
   }
+}
+
+// ZeRO-1 of a PyTorch stack is ZeroRedundancyOptimizer over DDP: the same reducer, the same copies; Megatron-Core's
+// distributed optimizer (the fused stack) keeps its gradients in its own contiguous buffers, without them.
+TEST(DdpCopies, ZeroRedundancyOptimizerRunsOverDdpButNotMegatronsDistributedOptimizer) {
+  const Plan p = plan("tp=1,pp=1,dp=2,zero=1,mbs=1,gbs=2,precision=bf16");
+  {
+    const auto r = rig(true);
+    auto g = build_task_graph(small(), p, r->cluster, r->compute);
+    ASSERT_TRUE(g.has_value()) << g.error().str();
+    EXPECT_NEAR(copies_of(*g).from, 2.0 * 2.0 * kParams, 1.0);
+  }
+  const auto r = rig(true);
+  auto fused = load_stack("fused");
+  ASSERT_TRUE(fused.has_value());
+  auto s = std::make_shared<StackProfile>(**fused);
+  s->ddp_grad_copies = Expr::constant(1.0);
+  ASSERT_TRUE(s->distributed_optimizer);
+  r->compute.set_stack(s);
+  auto g = build_task_graph(small(), p, r->cluster, r->compute);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  EXPECT_EQ(copies_of(*g).from_tasks, 0);
 }
 
 // The copy back waits for the last all-reduce and the optimizer waits for it: the step grows by at least the copy

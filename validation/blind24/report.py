@@ -121,8 +121,12 @@ def fabric_floors(path):
 
 def markdown(preds, rows, summary, floors, fabric):
     p0 = preds[0]
-    cols = " | ".join("predicted ({}) | error".format(",".join(os.path.basename(c) for c in
-                                                            x.get("calibration", "?").split(","))) for x in preds)
+    def label(x):  # the calibration's files, and the variant the file name gives (predictions-PART-VARIANT.json)
+        cal = ",".join(os.path.basename(c) for c in x.get("calibration", "?").split(","))
+        stem = os.path.basename(x.get("_file", "")).split(".")[0]
+        variant = stem.split("-", 2)[2] if stem.count("-") >= 2 else ""
+        return cal + (f"; {variant}" if variant and variant != cal else "")
+    cols = " | ".join(f"predicted ({label(x)}) | error" for x in preds)
     lines = [f"### Issue 24, part {p0['part']}: {p0.get('gpu', '')}, predictions by commit {p0['commit']} "
              f"({p0['predicted_utc']}), calibration `{p0['calibration']}`", "",
              f"| point | GPUs | plan | measured (s) | {cols} | memory measured / predicted (GiB) |",
@@ -183,7 +187,7 @@ def main():
     ap.add_argument("-o", "--out", default="")
     ap.add_argument("--json", default="")
     a = ap.parse_args()
-    preds = [load(p) for p in a.predictions]
+    preds = [dict(load(p), _file=p) for p in a.predictions]
     measured = {os.path.basename(f)[:-5]: load(f) for f in glob.glob(os.path.join(a.measured, "*.json"))}
     rows = rows_of(preds, measured)
     summary = {g: summarise(rows, g) for g in GOALS if any(r["group"] == g for r in rows)}
