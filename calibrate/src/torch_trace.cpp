@@ -286,6 +286,7 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
                            {"moe", moe_layers},
                            {"fsdp2", fsdp ? "zero >= 2 && dp > 1" : "0"},
                            {"ddp_grad_copies", fsdp || o.ddp_bucket_view ? "0" : "dp * cp > 1"},
+                           {"grad_tensors_per_layer", parameter_tensors_per_layer(ev, st, model)},
                            {"torch_pipelining", true},
                            {"launch_floor", false},
                            {"kernel_gap_s", kernel_gap_us(ev, st) * 1e-6},

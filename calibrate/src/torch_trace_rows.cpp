@@ -424,6 +424,22 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
   return phases;
 }
 
+double parameter_tensors_per_layer(const Events& ev, const Step& st, const models::ModelSpec& model, double* nodes) {
+  // The trace's AccumulateGrad nodes less the embedding, final norm and head tensors, spread over the layers;
+  // without them, the model's count (weights of q, k, v, o, the MLP and 2 norms).
+  const int L = std::max(1, st.layers);
+  double n = 0.0;
+  for (const CpuOp& op : ev.ops)
+    if (op.ts >= st.t0 && op.ts <= st.t1 && ev.name(op.name) == "torch::autograd::AccumulateGrad") n += 1.0;
+  if (nodes != nullptr) *nodes = n;
+  const bool layernorm = model.norm == models::NormKind::layernorm;
+  const bool swiglu = model.ffn == models::FfnKind::swiglu;
+  const double edges = 1.0 + (model.positional == models::Positional::learned) + !model.tied_embeddings + 1.0 +
+                       (layernorm && model.bias);
+  const double per_layer = std::floor((n - edges) / L + 0.5);
+  return per_layer >= 1.0 ? per_layer : 4.0 + (swiglu ? 3.0 : 2.0) + 2.0;
+}
+
 void add_accumulation_rows(const Events& ev, const Step& st, const models::ModelSpec& model, Json& phases,
                            TraceImportSummary& sum) {
   // Accumulation the trace already ran (zero_grad(set_to_none=False), or a traced micro-batch after the first):
@@ -436,18 +452,10 @@ void add_accumulation_rows(const Events& ev, const Step& st, const models::Model
       return;
     }
   }
-  // One add kernel per parameter tensor: the trace's AccumulateGrad nodes less the embedding, final norm and head
-  // tensors, spread over the layers; without them, the model's count (weights of q, k, v, o, the MLP and 2 norms).
-  const int L = std::max(1, st.layers);
+  // One add kernel per parameter tensor.
   double nodes = 0.0;
-  for (const CpuOp& op : ev.ops)
-    if (op.ts >= st.t0 && op.ts <= st.t1 && ev.name(op.name) == "torch::autograd::AccumulateGrad") nodes += 1.0;
-  const bool layernorm = model.norm == models::NormKind::layernorm;
+  const double per_layer = parameter_tensors_per_layer(ev, st, model, &nodes);
   const bool swiglu = model.ffn == models::FfnKind::swiglu;
-  const double edges = 1.0 + (model.positional == models::Positional::learned) + !model.tied_embeddings + 1.0 +
-                       (layernorm && model.bias);
-  double per_layer = std::floor((nodes - edges) / L + 0.5);
-  if (!(per_layer >= 1.0)) per_layer = 4.0 + (swiglu ? 3.0 : 2.0) + 2.0;
   // Bytes per micro-batch after the first, averaged over the step's m: read .grad and the new gradient, write
   // .grad (3 g per element), sharded over the data-parallel ranks when FSDP2 / ZeRO-2+ keeps gradients sharded.
   const std::string acc = "(m - 1) / m * 3 * g * ", shard = " / (zero >= 2 ? dp : 1)";

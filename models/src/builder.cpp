@@ -2,8 +2,10 @@
 // TP collectives, PP transfers, gradient sync (DDP buckets, ZeRO 1-3) and optimizer step.
 #include "scalescope/models/builder.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 
 #include "builder_impl.hpp"
 
@@ -235,7 +237,29 @@ TaskId RankEmitter::zero_gather(double params, TaskLabels labels, double expert_
 
 TaskId RankEmitter::copy_task(const char* name, double bytes, TaskLabels labels, TaskId dep) {
   PhaseCost cost;
-  cost.add_kernel(*c_.compute, c_.compute->memory_bound(Bytes(bytes)), 0.0, Bytes(bytes));
+  const ComputeModel& m = *c_.compute;
+  if (c_.grad_matrix_bytes > 0.0) {
+    // One kernel per parameter tensor, each moving twice its gradient: the copied gradients hold the stage's
+    // vectors (hidden wide, about the launch floor each; its layers' and the final norm's) in proportion to their
+    // bytes, and weight matrices of a layer's average size for the rest (the embedding and head count as several).
+    const Plan& p = *c_.plan;
+    double layers = 0.0;
+    for (int v = stage_; v < c_.V; v += p.pp) layers += c_.layout.layers_per_chunk[static_cast<std::size_t>(v)];
+    const double stage_vectors = layers * c_.grad_vectors_per_layer + (stage_ == p.pp - 1 ? 1.0 + c_.spec->bias : 0.0);
+    const double stage_bytes = c_.stage_params[static_cast<std::size_t>(stage_)] * c_.grad_elem;
+    const double grads = bytes / 2.0;
+    const double vectors = std::round(std::min(1.0, grads / stage_bytes) * stage_vectors);
+    const double vector_bytes = 2.0 * c_.grad_vector_bytes;
+    const double rest = std::max(0.0, bytes - vectors * vector_bytes);
+    const double matrices = std::max(1.0, std::round(rest / (2.0 * c_.grad_matrix_bytes)));
+    PhaseCost vec, mat;
+    vec.add_kernel(m, m.memory_bound(Bytes(vector_bytes)), 0.0, Bytes(vector_bytes));
+    mat.add_kernel(m, m.memory_bound(Bytes(rest / matrices)), 0.0, Bytes(rest / matrices));
+    cost = mat * matrices;
+    if (vectors > 0.0) cost += vec * vectors;
+  } else {
+    cost.add_kernel(m, m.memory_bound(Bytes(bytes)), 0.0, Bytes(bytes));
+  }
   return compute(TaskCategory::other, name, cost, TaskLabels{-1, -1, labels.stage}, dep);
 }
 

@@ -94,6 +94,18 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm, plan.ep, plan.etp);
   const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm, plan.ep, plan.etp);
   c.layer_params = static_cast<double>(spec.is_moe() ? first_stage.dense_layer : first_stage.largest_layer);
+  // A layer's T parameter tensors are M weight matrices and V vectors: 2 norm weights, 2 norm biases with
+  // layernorm and biases, and one bias per matrix with biases: T = M + 2 + 2 [layernorm and bias] + [bias] M.
+  const double tensors = stack.grad_tensors_per_layer.eval(sym);
+  if (std::isfinite(tensors) && tensors >= 1.0) {
+    const double bias = spec.bias ? 1.0 : 0.0, ln_bias = spec.bias && spec.norm == NormKind::layernorm ? 2.0 : 0.0;
+    const double matrices = std::max(1.0, std::round((tensors - 2.0 - ln_bias) / (1.0 + bias)));
+    c.grad_vectors_per_layer = std::max(0.0, tensors - matrices);
+    c.grad_vector_bytes = spec.hidden * c.grad_elem;
+    c.layer_grad_bytes = c.layer_params * c.grad_elem;
+    c.grad_matrix_bytes = std::max(c.grad_vector_bytes,
+                                   (c.layer_grad_bytes - c.grad_vectors_per_layer * c.grad_vector_bytes) / matrices);
+  }
   c.moe_layer_params = static_cast<double>(first_stage.moe_layer);
   c.moe_expert_params = static_cast<double>(first_stage.moe_layer_experts);
   c.embed_params = static_cast<double>(first_stage.embedding);

@@ -48,6 +48,9 @@ struct BuildContext {
   /// (StackProfile::ddp_grad_copies): the gradients copied into the buckets before their reduction, and back after
   /// the last one.
   bool ddp_grad_copies = false;
+  /// Per-tensor kernels (StackProfile::grad_tensors_per_layer; 0 tensors: not known, one kernel per copy): a layer's
+  /// gradient bytes, its weight matrices' average gradient bytes and its vectors (norm weights, biases: hidden wide).
+  double layer_grad_bytes = 0, grad_matrix_bytes = 0, grad_vector_bytes = 0, grad_vectors_per_layer = 0;
   double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank (a dense layer)
   /// An MoE layer on one rank: all its parameters, and of them the routed experts, whose gradients are reduced
   /// (and ZeRO-sharded) over the expert-data-parallel group instead of dp x cp.

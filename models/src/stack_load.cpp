@@ -135,13 +135,15 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     s.residual_bytes = Expr::constant(2.0);
     s.fsdp2 = Expr::constant(0.0);
     s.ddp_grad_copies = Expr::constant(0.0);
+    s.grad_tensors_per_layer = Expr::constant(0.0);
     if (auto pr = root.find("properties")) {
-      pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "torch_pipelining", "distributed_optimizer", "moe",
+      pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "grad_tensors_per_layer", "torch_pipelining", "distributed_optimizer", "moe",
                        "memory_bandwidth_factor", "memory_bandwidth_factor_source", "launch_floor", "kernel_gap_s",
                        "applies"});
       if (auto f = pr->find("residual_bytes")) s.residual_bytes = expr_at(*f, t);
       if (auto f = pr->find("fsdp2")) s.fsdp2 = expr_at(*f, t);
       if (auto f = pr->find("ddp_grad_copies")) s.ddp_grad_copies = expr_at(*f, t);
+      if (auto f = pr->find("grad_tensors_per_layer")) s.grad_tensors_per_layer = expr_at(*f, t);
       if (auto f = pr->find("torch_pipelining")) s.torch_pipelining = f->as_bool();
       if (auto f = pr->find("distributed_optimizer")) s.distributed_optimizer = f->as_bool();
       if (auto f = pr->find("moe")) s.moe = f->as_bool();

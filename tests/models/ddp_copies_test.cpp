@@ -113,6 +113,27 @@ TEST(DdpCopies, OnlyForDdpPlansOfStacksThatHaveThem) {
   }
 }
 
+// Per-tensor kernels. The eager stack has T = 8 + swiglu + bias (6 + swiglu + 2 layernorm) = 16 parameter tensors
+// per layer of small() (gelu, biases, layernorm): M = (T - 2 - 2) / 2 = 6 weight matrices (q, k, v, o, two MLP) and
+// V = 10 vectors (6 biases, 2 norm weights, 2 norm biases) of h = 1,024 bf16 gradients (2,048 bytes). The copy back
+// of the whole model (one stage) holds 4 layers x 10 + the final norm's 2 = 42 vectors, each moving 4,096 bytes;
+// the rest, 2 x 2 x 116,971,520 - 42 x 4,096 = 467,714,048 bytes, moves as matrices of a layer's average,
+// (12,596,224 x 2 - 10 x 2,048) / 6 = 4,195,328 bytes of gradient (8,390,656 moved): round(55.74) = 56 kernels.
+// Each kernel costs the memory-bound rate for its size, at least the launch overhead.
+TEST(DdpCopies, CopiesRunOneKernelPerParameterTensor) {
+  const auto r = rig(true);
+  auto g = build_task_graph(small(), plan("tp=1,pp=1,dp=2,mbs=1,gbs=2,precision=bf16"), r->cluster, r->compute);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  double back = 0.0;
+  for (const Task& t : g->tasks())
+    if (t.rank == 0 && g->name(t.name) == "ddp copy grads from buckets") back = t.amount;
+  const ComputeModel& m = r->compute;
+  const double vector = m.kernel_time(m.memory_bound(Bytes(4096.0)).time).value;
+  const double matrix = m.kernel_time(m.memory_bound(Bytes(467714048.0 / 56.0)).time).value;
+  EXPECT_NEAR(back, 42.0 * vector + 56.0 * matrix, 1e-12);
+  EXPECT_GT(back, m.memory_bound(Bytes(2.0 * 2.0 * kParams)).time.value);  // slower than one big copy
+}
+
 // ZeRO-1 of a PyTorch stack is ZeroRedundancyOptimizer over DDP: the same reducer, the same copies; Megatron-Core's
 // distributed optimizer (the fused stack) keeps its gradients in its own contiguous buffers, without them.
 TEST(DdpCopies, ZeroRedundancyOptimizerRunsOverDdpButNotMegatronsDistributedOptimizer) {

@@ -111,6 +111,9 @@ class StackProfile {
   /// 1/world, into its bucket when it is ready, and the reduced buckets are copied back into the gradients after
   /// the backward (torch/csrc/distributed/c10d/reducer.cpp: copy_grad_to_bucket, finalize_bucket_dense). Default 0.
   Expr ddp_grad_copies;
+  /// Parameter tensors per transformer layer (imported traces: their AccumulateGrad nodes per layer): per-tensor
+  /// work such as DDP's copies runs as that many kernels of a tensor's size. 0 (default): not known, one kernel.
+  Expr grad_tensors_per_layer;
   bool torch_pipelining = false;  ///< interleaved PP as torch.distributed.pipelining's program
   /// zero=1 is Megatron-Core's distributed optimizer (gradient reduce-scatters overlapped with the backward,
   /// optionally parameter all-gathers with the next forward; builder_impl.hpp), not PyTorch's
