@@ -74,6 +74,11 @@ TRACES = [
     Trace("gpt-ln", "I", "gpt-ln", GPT, 8, 1024, 22),
     Trace("hf-llama", "I", "hf-llama", LLAMA, 4, 2048, 40),
     Trace("moe", "I", "moe", MOE, 4, 2048, 32, {"MOE_ROUTING": "balanced"}),
+    # Part J (session 21): part I again at other new shapes, after DDP's copies were priced per parameter tensor,
+    # with the lease's interference measured (its calibration runs the interf section, as `calibrate run` does).
+    Trace("gpt-ln", "J", "gpt-ln", GPT, 8, 1024, 22),
+    Trace("hf-llama", "J", "hf-llama", LLAMA, 4, 2048, 40),
+    Trace("moe", "J", "moe", MOE, 4, 2048, 32, {"MOE_ROUTING": "balanced"}),
 ]
 HOST_SHAPE = "1x32"
 
@@ -245,25 +250,30 @@ def _part_f():
     return pts
 
 
-def _part_i():
+def _part_i(part="I"):
     """DDP (gpt-ln, hf-llama) and the data-parallel MoE at shapes no earlier part measured, predicted with the DDP
     gradient copies (the stacks as imported) and without them (imported with --ddp-bucket-view), both before any
-    point runs; programs alternate so that each gets points if the lease's budget runs short."""
-    shapes = (("gpt-ln", GPT, "bf16", 2, 2048), ("hf-llama", LLAMA, "mixed", 8, 1024), ("moe", MOE, "bf16", 2, 4096),
-              ("gpt-ln", GPT, "bf16", 16, 512), ("hf-llama", LLAMA, "mixed", 1, 4096), ("moe", MOE, "bf16", 8, 1024),
-              ("gpt-ln", GPT, "bf16", 6, 1024), ("hf-llama", LLAMA, "mixed", 3, 2048))
+    point runs; programs alternate so that each gets points if the lease's budget runs short. Part J: other shapes."""
+    shapes = {"I": (("gpt-ln", GPT, "bf16", 2, 2048), ("hf-llama", LLAMA, "mixed", 8, 1024),
+                    ("moe", MOE, "bf16", 2, 4096), ("gpt-ln", GPT, "bf16", 16, 512),
+                    ("hf-llama", LLAMA, "mixed", 1, 4096), ("moe", MOE, "bf16", 8, 1024),
+                    ("gpt-ln", GPT, "bf16", 6, 1024), ("hf-llama", LLAMA, "mixed", 3, 2048)),
+              "J": (("gpt-ln", GPT, "bf16", 3, 2048), ("hf-llama", LLAMA, "mixed", 6, 1024),
+                    ("moe", MOE, "bf16", 4, 1024), ("gpt-ln", GPT, "bf16", 12, 512),
+                    ("hf-llama", LLAMA, "mixed", 2, 3072), ("moe", MOE, "bf16", 1, 4096),
+                    ("gpt-ln", GPT, "bf16", 10, 1024), ("hf-llama", LLAMA, "mixed", 5, 1024))}[part]
     pts = []
     for n in (2, 4):
         for program, model, precision, mbs, seq in shapes:
             moe = program == "moe"
-            pts.append(Point(f"{program}.{'dp' if moe else 'ddp'}-copies.n{n}.{mbs}x{seq}", part="I", group="ddp-copies",
+            pts.append(Point(f"{program}.{'dp' if moe else 'ddp'}-copies.n{n}.{mbs}x{seq}", part=part, group="ddp-copies",
                              program=program, family="dp" if moe else "ddp", model=model, stacks=[program], gpus=n,
                              mbs=mbs, seq=seq, gbs=mbs * n, dp=n, precision=precision, est_s=7.0,
                              **({"ep": 1, "routing": "balanced"} if moe else {})))
     return pts
 
 
-POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e() + _part_f() + _part_i()
+POINTS = _part_a() + _part_b() + _part_c() + _part_d() + _part_e() + _part_f() + _part_i("I") + _part_i("J")
 
 
 # Order within a launch (what is measured first, in case the time runs short): the main family of each kind
@@ -302,7 +312,7 @@ FIXED_S = {"environment": 5.0, "calibrate": 25.0, "predict": 15.0, "nccl": 55.0,
 
 def stage_estimates(part):
     """[(stage, seconds)] of a part in the order the session runs them."""
-    interf = 60.0 if part == "F" else 0.0  # part F's calibration adds the interf section (h200x2: 58 s)
+    interf = 60.0 if part in ("F", "J") else 0.0  # the interf section (h200x2: 58 s)
     out = [("environment", FIXED_S["environment"]), ("calibrate", FIXED_S["calibrate"] + interf)]
     out += [(f"trace-{t.key}", t.est_s) for t in traces(part)]
     out.append(("predict", FIXED_S["predict"]))

@@ -78,7 +78,7 @@ def simulate(a, p, stacks, model=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F", "I"])
+    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F", "I", "J"])
     ap.add_argument("--scalescope", default=os.path.join(ROOT, "devbin", "scalescope"))
     ap.add_argument("--traces", required=True, help="folder of run_steps.py trace outputs")
     ap.add_argument("--cluster", required=True, help="cluster (the node file imported from nvidia-smi topo -m)")

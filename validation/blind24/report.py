@@ -34,7 +34,7 @@ GOALS = {"stack": ("trace-driven stacks (gpt-ln, hf-llama: DDP, FSDP2 ZeRO-2/3, 
          "zero-fake": ("FSDP2 ZeRO-2/3, host timing on a fake 2-/4-rank FSDP2 mesh, lease interference (part F)",
                        0.05, 0.10),
          "ddp-interf": ("DDP with the lease's measured interference (gpt-ln, hf-llama; part F)", 0.05, 0.10),
-         "ddp-copies": ("DDP and data-parallel MoE with DDP's gradient copies, new shapes (part I)", 0.05, 0.10)}
+         "ddp-copies": ("DDP and data-parallel MoE with DDP's gradient copies, new shapes (parts I, J)", 0.05, 0.10)}
 
 
 def load(path):

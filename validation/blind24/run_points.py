@@ -135,7 +135,7 @@ def init_group(torch, dist, device_kind, world, pg_timeout_s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F", "I"])
+    ap.add_argument("--part", required=True, choices=["A", "B", "C", "D", "E", "F", "I", "J"])
     ap.add_argument("--gpus", type=int, default=None, help="world size (default WORLD_SIZE or 1)")
     ap.add_argument("--only", default="", help="comma list of point ids (default: all of the part and world size)")
     ap.add_argument("--out", default="", help="output folder (required unless --list)")

@@ -12,6 +12,8 @@
 #   bash validation/device/session_blind24.sh --part A --estimate    (prints the plan and estimates, runs nothing)
 #   bash validation/device/session_blind24.sh --part I     DDP and data-parallel MoE at new shapes, predicted with and
 #                                                          without DDP's gradient copies (session 21; 2 or 4 GPUs)
+#   bash validation/device/session_blind24.sh --part J     part I at other new shapes, copies per parameter tensor,
+#                                                          the lease's interference measured (session 21)
 #   INTERF_BYTES=26214400 BUDGET_S=540 bash validation/device/session_blind24.sh --part F
 #                                                          part F with the interference also at DDP's bucket size
 #                                                          (stage 1b; session 19's prepared check, criteria there)
@@ -37,10 +39,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --part) PART=${2:-}; shift 2 ;;
     --estimate) ESTIMATE=1; shift ;;
-    *) echo "usage: $0 --part A|B|C|D|E|F|I [--estimate]" >&2; exit 2 ;;
+    *) echo "usage: $0 --part A|B|C|D|E|F|I|J [--estimate]" >&2; exit 2 ;;
   esac
 done
-case "$PART" in A|B|C|D|E|F|I) ;; *) echo "usage: $0 --part A|B|C|D|E|F|I [--estimate]" >&2; exit 2 ;; esac
+case "$PART" in A|B|C|D|E|F|I|J) ;; *) echo "usage: $0 --part A|B|C|D|E|F|I|J [--estimate]" >&2; exit 2 ;; esac
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${BUDGET_S:-540}
@@ -89,7 +91,7 @@ pack
 
 # 1. fabric calibration (one process, all GPUs; GPU-side timing with host_launch_us beside it); part F also measures
 #    the compute-communication interference of this lease (interf), which the predictions then apply
-SECTIONS=topo,p2p,coll; CAL_S=45; [ $PART = F ] && { SECTIONS=topo,p2p,coll,interf; CAL_S=120; }
+SECTIONS=topo,p2p,coll; CAL_S=45; case $PART in F|J) SECTIONS=topo,p2p,coll,interf; CAL_S=120 ;; esac
 LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate \
   stage calibrate $(( CAL_S + 25 )) bash calibrate/gpu/run_on_device.sh $D/fabric.json $CAL_S --sections $SECTIONS
 CAL=$GPUCAL; [ -s $D/fabric.json ] && CAL="$GPUCAL,$D/fabric.json"
@@ -127,7 +129,7 @@ if [ $TAG = h200 ]; then  # the shipped 4x H200 profile (an earlier lease), for 
     --calibration h200x4 --gpu "$GPU x $NGPU" --work $D/stacks-h200x4 -o $D/predictions-$PART-h200x4.json
 fi
 
-if [ $PART = I ]; then  # the baseline: the same stacks imported without DDP's gradient copies (--ddp-bucket-view)
+if [ $PART = I ] || [ $PART = J ]; then  # the baseline: the stacks imported without DDP's copies (--ddp-bucket-view)
   SCALESCOPE_COMMIT=$(cat devbin/COMMIT 2>/dev/null || echo unknown) stage predict-bucket-view 60 $PY \
     validation/blind24/predict.py --part $PART --scalescope devbin/scalescope --traces $D/traces --cluster $D/node.json \
     --calibration "$CAL" --gpu "$GPU x $NGPU" --work $D/stacks-bucket-view --import-args=--ddp-bucket-view \
