@@ -91,7 +91,7 @@ pack
 
 # 1. fabric calibration (one process, all GPUs; GPU-side timing with host_launch_us beside it); part F also measures
 #    the compute-communication interference of this lease (interf), which the predictions then apply
-SECTIONS=topo,p2p,coll; CAL_S=45; case $PART in F|J) SECTIONS=topo,p2p,coll,interf; CAL_S=120 ;; esac
+SECTIONS=topo,p2p,coll; CAL_S=45; case $PART in F|J) SECTIONS=topo,p2p,coll,interf; CAL_S=${CAL_S_INTERF:-120} ;; esac
 LD_LIBRARY_PATH="$(nvlibs)${LD_LIBRARY_PATH:-}" SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate \
   stage calibrate $(( CAL_S + 25 )) bash calibrate/gpu/run_on_device.sh $D/fabric.json $CAL_S --sections $SECTIONS
 CAL=$GPUCAL; [ -s $D/fabric.json ] && CAL="$GPUCAL,$D/fabric.json"
