@@ -4,6 +4,8 @@
 // Expected values are counted by hand from the model's parameters, not from the builder.
 #include <gtest/gtest.h>
 
+#include "datasheet_rig.hpp"
+
 #include <memory>
 #include <string>
 
@@ -37,14 +39,7 @@ ModelSpec small() {
 // 32,000 x 1,024 = 32,768,000, positions 1,024 x 1,024 = 1,048,576, final layernorm 2,048, untied head 32,768,000.
 constexpr double kParams = 4 * 12596224.0 + 32768000.0 + 1048576.0 + 2048.0 + 32768000.0;
 
-struct Rig {
-  Cluster cluster;
-  CollectiveModel coll;
-  ComputeModel compute;
-  explicit Rig(Cluster c)
-      : cluster(std::move(c)), coll(cluster, datasheet_collective_params()),
-        compute(ComputeModel::datasheet(cluster.gpu_spec()).value()) {}
-};
+using Rig = testing::DatasheetRig;
 
 /// An 8-GPU H100 node priced from the datasheet, with the built-in pytorch-eager stack, its DDP copies on or off.
 std::unique_ptr<Rig> rig(bool copies) {

@@ -3,6 +3,8 @@
 // for cp, tp_comm_overlap, Megatron's overlapped distributed optimizer and uneven pipelines.
 #include <gtest/gtest.h>
 
+#include "datasheet_rig.hpp"
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -16,14 +18,7 @@
 namespace scalescope::models {
 namespace {
 
-struct Rig {
-  Cluster cluster;
-  CollectiveModel coll;
-  ComputeModel compute;
-  explicit Rig(Cluster c)
-      : cluster(std::move(c)), coll(cluster, datasheet_collective_params()),
-        compute(ComputeModel::datasheet(cluster.gpu_spec()).value()) {}
-};
+using Rig = testing::DatasheetRig;
 
 Rig h100_node() { return Rig(load_cluster_by_name_or_path("dgx-h100-8").value()); }
 

@@ -5,6 +5,8 @@
 // memory of expert states under ZeRO.
 #include <gtest/gtest.h>
 
+#include "datasheet_rig.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -254,14 +256,7 @@ TEST(MoeDispatch, FlexCrossesTheNetworkOncePerDestinationNode) {
   EXPECT_EQ(moe_dispatch_copies(catalog("llama3-8b"), plan("dp=8,gbs=8"), 8), 0.0);
 }
 
-struct Rig {
-  Cluster cluster;
-  CollectiveModel coll;
-  ComputeModel compute;
-  explicit Rig(Cluster c)
-      : cluster(std::move(c)), coll(cluster, datasheet_collective_params()),
-        compute(ComputeModel::datasheet(cluster.gpu_spec()).value()) {}
-};
+using Rig = testing::DatasheetRig;
 
 ModelSpec mixtral_layers(int layers) {
   ModelSpec m = catalog("mixtral-8x7b");
