@@ -248,7 +248,7 @@ TaskId RankEmitter::copy_task(const char* name, double bytes, TaskLabels labels,
     const double stage_vectors = layers * c_.grad_vectors_per_layer + (stage_ == p.pp - 1 ? 1.0 + c_.spec->bias : 0.0);
     const double stage_bytes = c_.stage_params[static_cast<std::size_t>(stage_)] * c_.grad_elem;
     const double grads = bytes / 2.0;
-    const double vectors = std::round(std::min(1.0, grads / stage_bytes) * stage_vectors);
+    const double vectors = stage_bytes > 0.0 ? std::round(std::min(1.0, grads / stage_bytes) * stage_vectors) : 0.0;
     const double vector_bytes = 2.0 * c_.grad_vector_bytes;
     const double rest = std::max(0.0, bytes - vectors * vector_bytes);
     const double matrices = std::max(1.0, std::round(rest / (2.0 * c_.grad_matrix_bytes)));
