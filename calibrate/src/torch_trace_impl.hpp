@@ -107,14 +107,15 @@ Json build_rows(const Events& ev, const Step& step, const Symbols& sym, TraceImp
 /// GEMM op with Float8 inputs), or nullopt when every GEMM ran in 16 or 32 bits.
 std::optional<std::string> fp8_gemm_op(const Events& ev, const Step& step);
 
-/// Gradient accumulation (docs/stack-profile.md, "Gradient accumulation"): a trace of one micro-batch whose
-/// gradients start as None has no accumulation kernels (AccumulateGrad hands the first gradient over), while
-/// micro-batches 2..m of a real step add theirs into `.grad`. Appends, when the trace has none, memory rows that run
-/// when m > 1 and read two and write one gradient per parameter; says what it did in `summary.notes`.
 /// Parameter tensors per transformer layer: the step's AccumulateGrad nodes less the embedding, final norm and head
 /// tensors, over the layers (the model's count of weights when the trace has none); `nodes` gets the node count.
 double parameter_tensors_per_layer(const Events& ev, const Step& step, const models::ModelSpec& model,
                                    double* nodes = nullptr);
+
+/// Gradient accumulation (docs/stack-profile.md, "Gradient accumulation"): a trace of one micro-batch whose
+/// gradients start as None has no accumulation kernels (AccumulateGrad hands the first gradient over), while
+/// micro-batches 2..m of a real step add theirs into `.grad`. Appends, when the trace has none, memory rows that run
+/// when m > 1 and read two and write one gradient per parameter; says what it did in `summary.notes`.
 void add_accumulation_rows(const Events& ev, const Step& step, const models::ModelSpec& model, Json& phases,
                            TraceImportSummary& summary);
 

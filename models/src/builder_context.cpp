@@ -102,9 +102,9 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
     const double matrices = std::max(1.0, std::round((tensors - 2.0 - ln_bias) / (1.0 + bias)));
     c.grad_vectors_per_layer = std::max(0.0, tensors - matrices);
     c.grad_vector_bytes = spec.hidden * c.grad_elem;
-    c.layer_grad_bytes = c.layer_params * c.grad_elem;
+    const double layer_grad_bytes = c.layer_params * c.grad_elem;
     c.grad_matrix_bytes = std::max(c.grad_vector_bytes,
-                                   (c.layer_grad_bytes - c.grad_vectors_per_layer * c.grad_vector_bytes) / matrices);
+                                   (layer_grad_bytes - c.grad_vectors_per_layer * c.grad_vector_bytes) / matrices);
   }
   c.moe_layer_params = static_cast<double>(first_stage.moe_layer);
   c.moe_expert_params = static_cast<double>(first_stage.moe_layer_experts);

@@ -48,9 +48,9 @@ struct BuildContext {
   /// (StackProfile::ddp_grad_copies): the gradients copied into the buckets before their reduction, and back after
   /// the last one.
   bool ddp_grad_copies = false;
-  /// Per-tensor kernels (StackProfile::grad_tensors_per_layer; 0 tensors: not known, one kernel per copy): a layer's
-  /// gradient bytes, its weight matrices' average gradient bytes and its vectors (norm weights, biases: hidden wide).
-  double layer_grad_bytes = 0, grad_matrix_bytes = 0, grad_vector_bytes = 0, grad_vectors_per_layer = 0;
+  /// Per-tensor kernels (StackProfile::grad_tensors_per_layer; 0 bytes: not known, one kernel per copy): a layer's
+  /// weight matrices' average gradient bytes and its vectors (norm weights, biases: hidden wide).
+  double grad_matrix_bytes = 0, grad_vector_bytes = 0, grad_vectors_per_layer = 0;
   double layer_params = 0, embed_params = 0, head_params = 0;  ///< per tensor-parallel rank (a dense layer)
   /// An MoE layer on one rank: all its parameters, and of them the routed experts, whose gradients are reduced
   /// (and ZeRO-sharded) over the expert-data-parallel group instead of dp x cp.
@@ -139,8 +139,9 @@ class RankEmitter {
   bool split_unit(int microbatch, bool forward) const;
 
   TaskId compute(TaskCategory cat, const char* name, const PhaseCost& cost, TaskLabels labels, TaskId dep);
-  /// One memory-bound kernel moving `bytes` (read + written) on the compute stream after `dep`, outside the
-  /// host's per-layer and per-micro-batch issue costs (DDP's gradient copies).
+  /// DDP's gradient copies: memory-bound work moving `bytes` (read + written) on the compute stream after `dep`, one
+  /// kernel per parameter tensor where the stack gives grad_tensors_per_layer (else one kernel), outside the host's
+  /// per-layer and per-micro-batch issue costs.
   TaskId copy_task(const char* name, double bytes, TaskLabels labels, TaskId dep);
   /// `layers` layers' compute `cost` (plus the unit's edge pieces in it), the context-parallel blocks and
   /// exchange (cp_attention), then the TP collectives `layer_ops` + `edge_ops` as tp_comm() emits them;

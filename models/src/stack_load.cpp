@@ -137,9 +137,9 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     s.ddp_grad_copies = Expr::constant(0.0);
     s.grad_tensors_per_layer = Expr::constant(0.0);
     if (auto pr = root.find("properties")) {
-      pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "grad_tensors_per_layer", "torch_pipelining", "distributed_optimizer", "moe",
-                       "memory_bandwidth_factor", "memory_bandwidth_factor_source", "launch_floor", "kernel_gap_s",
-                       "applies"});
+      pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "grad_tensors_per_layer", "torch_pipelining",
+                       "distributed_optimizer", "moe", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
+                       "launch_floor", "kernel_gap_s", "applies"});
       if (auto f = pr->find("residual_bytes")) s.residual_bytes = expr_at(*f, t);
       if (auto f = pr->find("fsdp2")) s.fsdp2 = expr_at(*f, t);
       if (auto f = pr->find("ddp_grad_copies")) s.ddp_grad_copies = expr_at(*f, t);
