@@ -184,6 +184,10 @@ void register_plan(CLI::App& app, Context& ctx) {
   sub->add_option("--plan-from-megatron", o->megatron,
                   "Search the layouts (tp, cp, pp, dp, mbs, ...) for the stack of a Megatron-LM command line (or a file "
                   "holding one): its precision, FP8 recipe, gradient dtype and overlap flags are kept, the rest searched");
+  sub->add_option("--fine-tune", o->q.fine_tune,
+                  "Plan a fine-tuning job: keys every plan takes, \"lora_rank=32,lora_modules=qkv+proj+fc1+fc2,"
+                  "packed_doc_tokens=180\" (LoRA adapters on frozen weights; packed documents of that mean length; "
+                  "docs/plan-format.md)");
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores); the ranking does not depend on it");
   sub->add_flag("--exhaustive", o->q.exhaustive,
                 "Simulate every fitting plan, also those whose step-time lower bound shows they cannot reach the top "

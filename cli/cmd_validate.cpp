@@ -177,7 +177,7 @@ int run_nemo(const NemoCliOptions& o) {
   std::string tail = "\nmedian |error| " + num(100.0 * v->median_abs_error, 1) + " %, worst " +
                      num(100.0 * v->worst_error, 1) + " % over " + std::to_string(v->points.size() - moe_rows) +
                      " dense H100 rows (" + std::to_string(v->excluded.size()) +
-                     " rows not checked: SFT on packed sequences, LoRA, undescribable models)\n";
+                     " rows not checked: models no key describes)\n";
   if (v->moe_points > 0) {
     tail += "MoE rows: median |error| " + num(100.0 * v->moe_median_abs_error, 1) + " %, worst " +
             num(100.0 * v->moe_worst_error, 1) + " % over " + std::to_string(v->moe_points) + " rows\n";

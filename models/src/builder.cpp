@@ -570,7 +570,7 @@ void RankEmitter::emit() {
   const TaskId final_backward = last_compute_;
   const TaskLabels lab{-1, -1, static_cast<std::int16_t>(stage_)};
   for (const Bucket& b : deferred_buckets_) grad_sync(b.bytes, final_backward, lab, b.experts);
-  if (c_.spec->tied_embeddings && p.pp > 1 && (stage_ == 0 || stage_ == p.pp - 1)) {
+  if (c_.spec->tied_embeddings && c_.tie_bytes > 0.0 && p.pp > 1 && (stage_ == 0 || stage_ == p.pp - 1)) {
     const int ends[2] = {plan_rank(p, 0, dp_rank_, tp_rank_, cp_rank_), plan_rank(p, p.pp - 1, dp_rank_, tp_rank_, cp_rank_)};
     std::uint32_t seq = 0;
     const TaskId t = g_.add_collective(rank_, kStreamGradSync, TaskCategory::other, "tied embedding all-reduce",

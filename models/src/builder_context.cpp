@@ -126,6 +126,18 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
     c.etp_bytes = plan.etp * token * spec.moe.top_k;
   }
   c.tie_bytes = static_cast<double>(padded_vocab(spec.vocab, plan.tp, vm) / plan.tp) * spec.hidden * c.grad_elem;
+  if (plan.lora_rank > 0) {
+    // LoRA: only the adapters train. Their gradients fill the buckets, the optimizer steps them, the distributed
+    // optimizer gathers them; the frozen embedding, head and base weights have none (validate(): dense models,
+    // zero <= 2, so nothing gathers frozen weights either).
+    c.layer_params = lora_params_per_layer(spec, plan);
+    c.embed_params = c.head_params = c.moe_layer_params = c.moe_expert_params = c.tie_bytes = 0.0;
+    for (int s = 0; s < plan.pp; ++s) {
+      c.stage_params[static_cast<std::size_t>(s)] = c.layer_params * c.layout.layers_on_stage(s);
+      c.stage_expert_params[static_cast<std::size_t>(s)] = 0.0;
+    }
+    c.grad_matrix_bytes = 0.0;  // one copy kernel per bucket (per-tensor copies price base-weight tensors)
+  }
   c.bucket_bytes = plan.bucket_MB * 1024.0 * 1024.0;
   c.dist_opt = plan.zero == 1 && stack.distributed_optimizer;
   c.param_gather_elem = param_gather_bytes_per_element(plan);

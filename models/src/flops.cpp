@@ -6,7 +6,7 @@
 namespace scalescope::models {
 
 FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
-  const double s = o.seq_len > 0 ? o.seq_len : spec.seq_len;
+  const double s = o.attention_span > 0 ? o.attention_span : o.seq_len > 0 ? o.seq_len : spec.seq_len;
   const ParamCounts c = count_params(spec);
   FlopsPerToken f;
   f.layer_matmul = 2.0 * static_cast<double>(c.layer.matmul_weights());
@@ -16,8 +16,11 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
   f.layer_attention = o.attention_scores ? 2.0 * s * spec.heads * (d_qk + d_v) * (o.causal ? 0.5 : 1.0) : 0.0;
   f.lm_head = 2.0 * spec.hidden * static_cast<double>(spec.vocab);
   const double matmuls = c.dense_layers() * f.layer_matmul + c.moe_layers * f.moe_layer_matmul;
-  f.forward = matmuls + spec.layers * f.layer_attention + f.lm_head;
-  f.backward = 2.0 * f.forward;
+  f.layer_adapters = 2.0 * o.adapter_params;
+  const double adapters = spec.layers * f.layer_adapters;
+  f.forward = matmuls + spec.layers * f.layer_attention + f.lm_head + adapters;
+  // Frozen base weights: input gradients only (one matmul per weight matmul); attention and adapters in full.
+  f.backward = o.frozen_base ? matmuls + f.lm_head + 2.0 * (spec.layers * f.layer_attention + adapters) : 2.0 * f.forward;
   switch (o.recompute) {
     case Recompute::none:
       f.recompute = 0;
@@ -26,7 +29,7 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
       f.recompute = spec.layers * f.layer_attention;
       break;
     case Recompute::full:
-      f.recompute = matmuls + spec.layers * f.layer_attention;
+      f.recompute = matmuls + spec.layers * f.layer_attention + adapters;
       break;
   }
   return f;

@@ -99,6 +99,7 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   sv.first = stage == 0;
   sv.last = stage == p.pp - 1;
   sv.expert_params = static_cast<double>(held.experts);
+  sv.trainable_params = p.lora_rank > 0 ? lora_params_per_layer(spec, p) * sv.layers : sv.params;
   std::vector<double> v = st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple), sv);
   // MoE layers keep other tensors (routed token copies, expert activations): their rules evaluated for an MoE
   // layer, weighted by the stage's MoE layers.

@@ -163,6 +163,19 @@ StageParams params_per_tp_rank(const ModelSpec& s, const PipelineLayout& layout,
   return p;
 }
 
+double lora_params_per_layer(const ModelSpec& s, const Plan& p) {
+  if (p.lora_rank <= 0) return 0.0;
+  const double r = p.lora_rank, h = s.hidden, tp = p.tp;
+  const double q = static_cast<double>(s.q_dim()) / tp, k = static_cast<double>(s.kv_dim()) / tp;
+  const double f = static_cast<double>(s.ffn_hidden) / tp, fc1 = (s.ffn == FfnKind::swiglu ? 2.0 : 1.0) * f;
+  double n = 0.0;
+  if (p.lora_modules & kLoraQkv) n += r * (h + q + 2.0 * k);
+  if (p.lora_modules & kLoraProj) n += r * (q + h);
+  if (p.lora_modules & kLoraFc1) n += r * (h + fc1);
+  if (p.lora_modules & kLoraFc2) n += r * (f + h);
+  return n;
+}
+
 StageParams params_per_stage(const ModelSpec& spec, const PipelineLayout& layout, int stage) {
   return params_per_tp_rank(spec, layout, stage, 1, 1);
 }

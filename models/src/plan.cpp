@@ -77,8 +77,21 @@ const std::vector<std::string>& plan_keys() {
       "overlap_grad_reduce",    "cp",         "cp_comm",     "fp8_recipe",  "fp8_params",
       "grad_reduce_in_fp32",    "overlap_param_gather",      "tp_comm_overlap",
       "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq",
-      "ep",        "etp",       "moe_dispatcher",            "moe_imbalance",             "moe_a2a_overlap"};
+      "ep",        "etp",       "moe_dispatcher",            "moe_imbalance",             "moe_a2a_overlap",
+      "lora_rank", "lora_modules",                           "packed_doc_tokens"};
   return keys;
+}
+
+namespace {
+constexpr std::array<std::pair<int, std::string_view>, 4> kLoraNames{
+    {{kLoraQkv, "qkv"}, {kLoraProj, "proj"}, {kLoraFc1, "fc1"}, {kLoraFc2, "fc2"}}};
+}  // namespace
+
+std::string lora_modules_text(int mask) {
+  std::string s;
+  for (const auto& [bit, name] : kLoraNames)
+    if (mask & bit) s += (s.empty() ? "" : "+") + std::string(name);
+  return s;
 }
 
 namespace {
@@ -113,6 +126,23 @@ std::string known_keys() {
   std::string list;
   for (const auto& k : plan_keys()) list += (list.empty() ? "" : ", ") + k;
   return "expected one of: " + list;
+}
+
+/// The kLora* mask of "qkv+proj+..." (any order, each once); -1 when a name is unknown, repeated or empty.
+int lora_mask(std::string_view text) {
+  int mask = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t plus = std::min(text.find('+', start), text.size());
+    const std::string_view name = trim(text.substr(start, plus - start));
+    start = plus + 1;
+    int bit = 0;
+    for (const auto& [b, n] : kLoraNames)
+      if (n == name) bit = b;
+    if (bit == 0 || (mask & bit) != 0) return -1;
+    mask |= bit;
+  }
+  return mask;
 }
 
 /// One key of the text form: reads its value or throws naming the key.
@@ -160,6 +190,11 @@ class TextField {
     fail("expected true, false, 1 or 0");
   }
   std::string text() const { return value_; }
+  int lora_modules() const {
+    const int m = lora_mask(value_);
+    if (m <= 0) fail("expected linear modules joined by '+' from qkv, proj, fc1, fc2 (e.g. qkv+proj+fc1+fc2)");
+    return m;
+  }
   template <class E, std::size_t N>
   E choice(const std::array<E, N>& all) const {
     std::string list;
@@ -200,6 +235,13 @@ class JsonField {
   double nonnegative_number() const { return c_.as_nonnegative_number(); }
   bool boolean() const { return c_.as_bool(); }
   std::string text() const { return c_.as_string(); }
+  int lora_modules() const {
+    const std::string v = c_.as_string();
+    const int m = lora_mask(v);
+    if (m <= 0)
+      c_.fail("expected linear modules joined by '+' from qkv, proj, fc1, fc2 (e.g. \"qkv+proj+fc1+fc2\"), got \"" + v + "\"");
+    return m;
+  }
   template <class E, std::size_t N>
   E choice(const std::array<E, N>& all) const {
     std::string name = c_.as_string();
@@ -247,6 +289,9 @@ bool read_key(Plan& p, std::string_view key, const F& f) {
   else if (key == "moe_dispatcher") p.moe_dispatcher = f.choice(kDispatchers);
   else if (key == "moe_imbalance") p.moe_imbalance = f.nonnegative_number();
   else if (key == "moe_a2a_overlap") p.moe_a2a_overlap = f.boolean();
+  else if (key == "lora_rank") p.lora_rank = f.nonnegative_int();
+  else if (key == "lora_modules") p.lora_modules = f.lora_modules();
+  else if (key == "packed_doc_tokens") p.packed_doc_tokens = f.nonnegative_int();
   else return false;
   return true;
 }
@@ -351,6 +396,14 @@ Json to_json(const Plan& p) {
   if (p.moe_dispatcher != MoeDispatcher::alltoall) j["moe_dispatcher"] = std::string(to_string(p.moe_dispatcher));
   if (p.moe_imbalance > 0.0) j["moe_imbalance"] = p.moe_imbalance;
   if (p.moe_a2a_overlap) j["moe_a2a_overlap"] = true;
+  // Fine-tuning keys only when set.
+  if (p.lora_rank > 0) {
+    j["lora_rank"] = p.lora_rank;
+    j["lora_modules"] = lora_modules_text(p.lora_modules);
+  } else if (p.lora_modules != 0xF) {
+    j["lora_modules"] = lora_modules_text(p.lora_modules);
+  }
+  if (p.packed_doc_tokens > 0) j["packed_doc_tokens"] = p.packed_doc_tokens;
   return j;
 }
 

@@ -81,6 +81,27 @@ void check_experts(const Plan& p, const ModelSpec& m, PlanCheck& check) {
     check.notes.push_back("moe_a2a_overlap=true with ep=1: there is no all-to-all to overlap");
 }
 
+/// Fine-tuning: LoRA adapters on a dense model's linear modules, base weights frozen (ZeRO-3 would still shard and
+/// gather the frozen weights: not modelled); packed documents no longer than the sequence, one CP rank.
+void check_fine_tuning(const Plan& p, const ModelSpec& m) {
+  if (p.lora_rank < 0) reject("lora_rank", "expected 0 (full training) or a positive adapter rank, got " + std::to_string(p.lora_rank));
+  if (p.lora_modules <= 0 || p.lora_modules > 0xF)
+    reject("lora_modules", "expected linear modules from qkv, proj, fc1, fc2");
+  if (p.lora_rank > 0) {
+    if (m.is_moe()) reject("lora_rank", "LoRA is modelled for dense models only (the MoE experts' adapters are not)");
+    if (m.mla.enabled()) reject("lora_rank", "LoRA is not modelled with multi-head latent attention");
+    if (p.lora_rank > m.hidden)
+      reject("lora_rank", kv("lora_rank", p.lora_rank) + " exceeds " + kv("hidden", m.hidden) + " (a low-rank adapter)");
+    if (p.zero >= 3)
+      reject("zero", "LoRA with zero=3 is not modelled (the frozen base weights would be sharded and gathered); use zero <= 2");
+  }
+  if (p.packed_doc_tokens < 0 || p.packed_doc_tokens > m.seq_len)
+    reject("packed_doc_tokens", "expected 0 (unpacked) or a mean document length of 1.." + std::to_string(m.seq_len) +
+                                    " tokens (the sequence), got " + std::to_string(p.packed_doc_tokens));
+  if (p.packed_doc_tokens > 0 && p.cp > 1)
+    reject("packed_doc_tokens", "packed sequences with context parallelism (cp > 1) are not modelled");
+}
+
 }  // namespace
 
 Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_available) {
@@ -154,6 +175,7 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     }
     check_precision_and_overlap(p);
     check_experts(p, m, check);
+    check_fine_tuning(p, m);
 
     if (gpus_available > 0) {
       if (gpus > gpus_available) {

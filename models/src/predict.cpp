@@ -47,6 +47,12 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
                                               ") has no rows for MoE layers (properties.moe); model '" + model.name +
                                               "' has experts: price it with a stack that has them, e.g. fused");
   }
+  if ((plan.lora_rank > 0 || plan.packed_doc_tokens > 0) && !stack.fine_tuning) {
+    return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
+                                              ") does not price fine-tuning plans (properties.fine_tuning: its rows "
+                                              "have every weight gradient and attention over whole sequences); plan " +
+                                              to_string(plan) + " sets lora_rank or packed_doc_tokens: use --framework fused");
+  }
   BuildOptions bo = o.build;
   bo.symmetric = o.symmetric.value_or(o.fidelity == Fidelity::analytical);
   bo.tp_classes = !bo.symmetric && o.fidelity == Fidelity::flow && o.rail_classes &&
@@ -126,6 +132,13 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   const double tokens = static_cast<double>(plan.gbs) * model.seq_len;
   p.tokens_per_s = p.step_time_s > 0 ? tokens / p.step_time_s : 0.0;
   FlopOptions fo;
+  fo.attention_span = plan.packed_doc_tokens;
+  fo.frozen_base = plan.lora_rank > 0;
+  if (plan.lora_rank > 0) {
+    Plan whole = plan;  // the adapters of a whole layer (tp = 1)
+    whole.tp = 1;
+    fo.adapter_params = lora_params_per_layer(model, whole);
+  }
   p.model_flops = flops_per_token(model, fo).total() * tokens;
   // Hardware FLOPs: what the kernels execute; selective recompute with flash attention recomputes
   // nothing beyond what the flash backward kernel does anyway (layer_costs.hpp).

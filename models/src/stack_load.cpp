@@ -138,7 +138,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     s.grad_tensors_per_layer = Expr::constant(0.0);
     if (auto pr = root.find("properties")) {
       pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "grad_tensors_per_layer", "torch_pipelining",
-                       "distributed_optimizer", "moe", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
+                       "distributed_optimizer", "moe", "fine_tuning", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
                        "launch_floor", "kernel_gap_s", "applies"});
       if (auto f = pr->find("residual_bytes")) s.residual_bytes = expr_at(*f, t);
       if (auto f = pr->find("fsdp2")) s.fsdp2 = expr_at(*f, t);
@@ -147,6 +147,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       if (auto f = pr->find("torch_pipelining")) s.torch_pipelining = f->as_bool();
       if (auto f = pr->find("distributed_optimizer")) s.distributed_optimizer = f->as_bool();
       if (auto f = pr->find("moe")) s.moe = f->as_bool();
+      if (auto f = pr->find("fine_tuning")) s.fine_tuning = f->as_bool();
       if (auto f = pr->find("memory_bandwidth_factor")) s.memory_bandwidth_factor = f->as_positive_number();
       s.memory_bandwidth_factor_source = pr->get_string("memory_bandwidth_factor_source", "");
       if (auto f = pr->find("launch_floor")) s.launch_floor = f->as_bool();
@@ -239,6 +240,9 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
         trace.symbols.emplace_back(name, value.as_number());
         if (in(base)) s.trace_values_[static_cast<std::size_t>(s.table_.find(name))] = value.as_number();
       }
+      // Nor packed documents (attention over the whole sequence).
+      auto& span = s.trace_values_[static_cast<std::size_t>(s.table_.find("doc"))];
+      if (span == 0.0) span = s.trace_values_[static_cast<std::size_t>(s.table_.find("s"))];
       s.eval_vars(s.trace_values_, s.vars_);
       if (m.measured_states || m.measured_activations_per_layer || m.measured_rest || m.measured_optimizer_peak) {
         s.trace_memory_values_ = s.trace_values_;
@@ -247,6 +251,8 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
           if (std::find(extra.begin(), extra.end(), name) != extra.end())
             s.trace_memory_values_[static_cast<std::size_t>(s.memory_table_.find(name))] = value;
         }
+        auto& trained = s.trace_memory_values_[static_cast<std::size_t>(s.memory_table_.find("P_train"))];
+        if (trained == 0.0) trained = s.trace_memory_values_[static_cast<std::size_t>(s.memory_table_.find("P"))];
         s.eval_vars(s.trace_memory_values_, s.memory_vars_);
       }
       s.trace = std::move(trace);

@@ -19,10 +19,12 @@ enum Sym : int {
   // MoE and MLA (appended: imported stacks name symbols, so the slots before stay where they were).
   kMoe, kMoeLayer, kE, kTopk, kFe, kFsh, kEp, kEtp, kEdp, kEr, kFer, kFshr, kTr, kTx, kTe, kImb, kRouterFp32,
   kDispatchAg, kMla, kQlr, kKvlr, kDn, kDr, kDv, kDAtt, kQkNorm,
+  // Fine-tuning (appended likewise): LoRA rank and target modules, frozen base weights, attention span.
+  kSLora, kSLoraQkv, kSLoraProj, kSLoraFc1, kSLoraFc2, kFrozen, kDoc,
   kNumBase
 };
 
-enum MemSym : int { kP, kPLayerMax, kLStage, kInflight, kStageFirst, kStageLast, kActivations, kPExp, kNumMem };
+enum MemSym : int { kP, kPLayerMax, kLStage, kInflight, kStageFirst, kStageLast, kActivations, kPExp, kPTrain, kNumMem };
 
 }  // namespace
 
@@ -34,13 +36,15 @@ const std::vector<std::string>& stack_base_symbols() {
       "recompute_full", "recompute_selective", "flash", "dropout",
       "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt",
       "moe", "moe_layer", "E", "topk", "Fe", "Fsh", "ep", "etp", "edp", "E_r", "Fe_r", "Fsh_r", "Tr", "Tx", "Te", "imb",
-      "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm"};
+      "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm",
+      "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc"};
   return names;
 }
 
 const std::vector<std::string>& stack_memory_extra_symbols() {
   static const std::vector<std::string> names = {"P",           "P_layer_max", "L_stage",     "inflight",
-                                                 "stage_first", "stage_last",  "activations", "P_exp"};
+                                                 "stage_first", "stage_last",  "activations", "P_exp",
+                                                 "P_train"};
   return names;
 }
 
@@ -129,6 +133,14 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kDv] = a.enabled() ? a.v_head_dim : spec.head_size();
   v[kDAtt] = (spec.head_size() + v[kDv]) / 2.0;  // one head dim with the FLOPs of QK^T (d_qk) and AV (d_v)
   v[kQkNorm] = spec.qk_norm;
+  const bool lora = p.lora_rank > 0;
+  v[kSLora] = p.lora_rank;
+  v[kSLoraQkv] = lora && (p.lora_modules & kLoraQkv);
+  v[kSLoraProj] = lora && (p.lora_modules & kLoraProj);
+  v[kSLoraFc1] = lora && (p.lora_modules & kLoraFc1);
+  v[kSLoraFc2] = lora && (p.lora_modules & kLoraFc2);
+  v[kFrozen] = lora;
+  v[kDoc] = p.packed_doc_tokens > 0 ? std::min<double>(p.packed_doc_tokens, spec.seq_len) : spec.seq_len;
   eval_vars(v, vars_);
   return v;
 }
@@ -144,6 +156,7 @@ std::vector<double> StackProfile::bind_memory(std::vector<double> cost, const St
   cost[base + kStageLast] = st.last;
   cost[base + kActivations] = st.activations;
   cost[base + kPExp] = st.expert_params;
+  cost[base + kPTrain] = st.trainable_params;
   eval_vars(cost, memory_vars_);
   return cost;
 }

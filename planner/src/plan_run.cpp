@@ -53,6 +53,20 @@ Expected<PlanRun> run_plan(const PlanRequest& o, SearchOptions so, const StackAp
     r.space.precisions = {base->precision};
     r.space.search_overlap = false;
   }
+  if (!o.fine_tune.empty()) {  // the same fine-tuning job for every layout
+    auto f = models::parse_plan("gbs=1," + o.fine_tune, "--fine-tune");
+    if (!f) return f.error();
+    for (std::size_t at = 0; at <= o.fine_tune.size();) {
+      const std::size_t comma = std::min(o.fine_tune.find(',', at), o.fine_tune.size());
+      const std::string item = o.fine_tune.substr(at, comma - at), key = item.substr(0, item.find('='));
+      at = comma + 1;
+      if (key != "lora_rank" && key != "lora_modules" && key != "packed_doc_tokens")
+        return input_error("", "--fine-tune", "expected the keys lora_rank, lora_modules, packed_doc_tokens, got '" + key + "'");
+    }
+    r.space.base.lora_rank = f->lora_rank;
+    r.space.base.lora_modules = f->lora_modules;
+    r.space.base.packed_doc_tokens = f->packed_doc_tokens;
+  }
   r.space.prune_bound = !o.exhaustive;
   if (!o.fix.empty()) {
     auto f = parse_plan_filter(o.fix);

@@ -51,7 +51,30 @@ TEST(Nemo, EveryPublishedDenseRowIsAValidPlan) {
     auto ok = models::validate(p, *spec, r.gpus);
     EXPECT_TRUE(ok.has_value()) << r.source << " " << r.model << ": " << (ok ? "" : ok.error().str());
   }
-  EXPECT_EQ(dense, 34);  // 12 NeMo 24.07 + 9 long-sequence + 13 Megatron-Bridge rows (h100_published.csv)
+  // Pre-training: 12 NeMo 24.07 + 9 long-sequence + 13 Megatron-Bridge rows; fine-tuning: 6 NeMo 24.07 (SFT and
+  // LoRA of Llama 2 7B, 13B, 70B) + 2 Megatron-Bridge 26.06 (Llama 3 70B) (h100_published.csv).
+  EXPECT_EQ(dense, 42);
+}
+
+TEST(Nemo, FineTuningRowsAsNemoRanThem) {
+  auto rows = load_nemo_rows(kData / "h100_published.csv").value();
+  int sft = 0, lora = 0;
+  for (const NemoRow& r : rows) {
+    if (r.task != "sft" && r.task != "lora") continue;
+    const models::Plan p = nemo_plan(r, nemo_model(r, kData).value());
+    EXPECT_EQ(p.packed_doc_tokens, kSquadDocTokens) << r.source << " " << r.model;
+    if (r.task == "sft") {
+      ++sft;
+      EXPECT_EQ(p.lora_rank, 0);
+      continue;
+    }
+    ++lora;
+    EXPECT_EQ(p.lora_rank, 32);
+    // NeMo 1.0's LoRA adapts the fused qkv only; Megatron-Bridge's every linear module of a layer.
+    EXPECT_EQ(p.lora_modules, r.source == "nemo-24.07" ? models::kLoraQkv : 0xF) << r.source;
+  }
+  EXPECT_EQ(sft, 4);
+  EXPECT_EQ(lora, 4);
 }
 
 TEST(Nemo, PlansAsNemoRanThem) {

@@ -112,6 +112,13 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
     if (r.model == "DeepSeekV3" || r.model == "Qwen3_30B_a3B") p.moe_dispatcher = models::MoeDispatcher::flex;
     if (r.model == "DeepSeekV3" && r.pp * r.vp == 32) p.pp_layout = "Et|(tt|)*30L";
   }
+  if (r.task == "sft" || r.task == "lora") {  // SQuAD v1.1 packed into the row's sequences (nemo.hpp)
+    p.packed_doc_tokens = kSquadDocTokens;
+    if (r.task == "lora") {
+      p.lora_rank = 32;
+      p.lora_modules = bridge ? models::kLoraQkv | models::kLoraProj | models::kLoraFc1 | models::kLoraFc2 : models::kLoraQkv;
+    }
+  }
   const int stages = r.pp * r.vp;
   if (p.pp_layout.empty() && stages > 1 && m.layers % stages != 0 && (m.layers + 2) % stages == 0) {
     // account_for_embedding/loss_in_pipeline_split (Llama 3.1 405B, Qwen3-235B): the embedding and the loss count

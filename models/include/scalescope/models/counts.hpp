@@ -145,12 +145,26 @@ StageParams params_per_stage(const ModelSpec& spec, const PipelineLayout& layout
 StageParams params_per_tp_rank(const ModelSpec& spec, const PipelineLayout& layout, int stage,
                                int tp, int vocab_multiple = 128, int ep = 1, int etp = 1);
 
+/// LoRA adapter parameters of one transformer layer on one tensor-parallel rank (Plan::lora_rank r, lora_modules):
+/// r (in + out) per adapted linear module at the widths the rank computes with: qkv h -> (q + 2k)/tp and fc1
+/// h -> (2 or 1) f/tp (column-parallel: A whole, B split), proj q/tp -> h and fc2 f/tp -> h (row-parallel: A
+/// split, B whole). 0 without LoRA. Megatron-Bridge splits the whole-width factor over TP as well; the difference
+/// is r h (1 - 1/tp) per module, below 0.5% of a layer for r <= 64.
+double lora_params_per_layer(const ModelSpec& spec, const Plan& plan);
+
 struct FlopOptions {
   bool attention_scores = true;  ///< count the QK^T and AV matmuls
   bool causal = false;           ///< halve them (a causal kernel skips the masked half); Narayanan
                                  ///< et al. count the full s x s product
   Recompute recompute = Recompute::none;
   int seq_len = 0;  ///< 0: the model's seq_len
+  /// Tokens a query attends over: packed documents (Plan::packed_doc_tokens) attend inside their document. 0: seq_len.
+  int attention_span = 0;
+  /// LoRA: frozen base weights (their weight gradients are not computed: the backward of the weight matmuls and
+  /// the LM head is one matmul, the input gradient, instead of two) and `adapter_params` per layer (whole layer,
+  /// tp = 1) trained in full.
+  bool frozen_base = false;
+  double adapter_params = 0.0;
 };
 
 /// FLOPs per token of one training iteration, split as in the header comment.
@@ -158,6 +172,7 @@ struct FlopsPerToken {
   double layer_matmul = 0;     ///< forward, one dense layer, weight matmuls
   double moe_layer_matmul = 0;  ///< forward, one MoE layer, the weight matmuls a token runs (top_k experts)
   double layer_attention = 0;  ///< forward, one layer, QK^T and AV
+  double layer_adapters = 0;   ///< forward, one layer, LoRA adapter matmuls
   double lm_head = 0;          ///< forward, logits
   double forward = 0;          ///< all layers + LM head
   double backward = 0;

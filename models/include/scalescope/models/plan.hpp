@@ -93,6 +93,17 @@ struct Plan {
   /// Hide the dispatch/combine all-to-alls under computation (DeepSeek's DualPipe, Megatron-Core's
   /// --overlap-moe-expert-parallel-comm): they run beside the layers' compute instead of in its path.
   bool moe_a2a_overlap = false;
+  /// LoRA fine-tuning (Megatron-Bridge / NeMo `peft=lora`, its `dim`): the base weights frozen (no weight-gradient
+  /// GEMMs, gradients, optimizer states or gradient reduction for them), a rank-`lora_rank` adapter pair
+  /// (A: in x r, B: r x out) beside each linear module of `lora_modules`, the only trained parameters. 0: full training.
+  int lora_rank = 0;
+  /// The linear modules with adapters, a mask of kLora* (text form "qkv+proj+fc1+fc2", Megatron-Bridge's default
+  /// target_modules; NeMo 1.0's default was "qkv").
+  int lora_modules = 0xF;
+  /// Packed sequences (NeMo's packed SFT: documents concatenated into each sequence, attention kept inside each
+  /// document through cu_seqlens): the mean document length in tokens; attention then costs (seq / doc) causal
+  /// attentions of `doc` tokens instead of one of `seq`. 0: every sequence is one document.
+  int packed_doc_tokens = 0;
 
   /// tp * cp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
   int gpus() const {
@@ -113,6 +124,11 @@ std::string_view to_string(Precision p);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(CpComm c);
 std::string_view to_string(MoeDispatcher d);
+
+/// LoRA target modules (Plan::lora_modules bits), in text-form order.
+inline constexpr int kLoraQkv = 1, kLoraProj = 2, kLoraFc1 = 4, kLoraFc2 = 8;
+/// "qkv+proj+fc1+fc2" for the bits set ("" for none).
+std::string lora_modules_text(int mask);
 
 /// The routing imbalance a plan prices (Plan::moe_imbalance's default rule; 1 for dense models).
 double moe_imbalance(const ModelSpec& spec, const Plan& plan);

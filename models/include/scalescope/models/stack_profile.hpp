@@ -122,6 +122,10 @@ class StackProfile {
   /// The layer phases have rows for MoE layers (when: moe_layer): router, token permutation, grouped expert
   /// GEMMs, shared experts. A stack without them cannot price an MoE model.
   bool moe = false;
+  /// The rows and memory rules price fine-tuning plans: LoRA (`frozen` drops the base weights' wgrad rows, adapter
+  /// rows on `lora_*`, model states of `P_train`) and packed documents (attention over `doc` tokens). A stack
+  /// without it cannot price plans with lora_rank or packed_doc_tokens.
+  bool fine_tuning = false;
   double memory_bandwidth_factor = 1.0;
   std::string memory_bandwidth_factor_source;
   /// Per-kernel cost rule: true: max(t, launch overhead) (the host issues a kernel at most every launch
@@ -150,6 +154,7 @@ class StackProfile {
   struct StageValues {
     double params = 0, largest_layer_params = 0, layers = 0, inflight = 0, activations = 0;
     double expert_params = 0;  ///< of params: routed experts (sharded over the expert-data-parallel ranks)
+    double trainable_params = 0;  ///< of params: those trained (all of them; LoRA: the adapters only)
     bool first = false, last = false;
   };
   std::vector<double> bind_memory(std::vector<double> cost, const StageValues& stage) const;

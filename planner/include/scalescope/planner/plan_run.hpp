@@ -28,6 +28,9 @@ struct PlanRequest {
   /// The user's stack (e.g. a Megatron-LM command line read by the CLI) for the model and GPU count: its precision
   /// and flags are kept and only the layout is searched. Empty: precisions and overlap flags are searched.
   std::function<Expected<models::Plan>(const models::ModelSpec&, int gpus)> base_plan;
+  /// Fine-tuning keys every plan takes ("lora_rank=32,lora_modules=qkv+proj+fc1+fc2,packed_doc_tokens=180";
+  /// docs/plan-format.md); empty: pre-training.
+  std::string fine_tune;
   bool cross_node_tp = false;
   bool exhaustive = false;
 };

@@ -19,6 +19,10 @@
 // dropless with the auxiliary-loss / bias balancing), FP8-blockwise rows with the blockwise recipe, and for
 // DeepSeek-V3 the recipe's pipeline layout "Et|(tt|)*30mL" without the multi-token-prediction layer `m`
 // (not modelled: the prediction misses that layer).
+// Fine-tuning rows (task sft, lora): SQuAD v1.1 packed into the row's sequence (the pages: "inputs packed to
+// 4096 tokens"), priced as packed_doc_tokens = kSquadDocTokens; LoRA rows add lora_rank 32 on qkv (NeMo 1.0's
+// default target_modules ["attention_qkv"], adapter_dim 32) or on qkv, proj, fc1 and fc2 (Megatron-Bridge's LoRA
+// defaults: target_modules linear_qkv, linear_proj, linear_fc1, linear_fc2, dim 32).
 // Cluster: topologies/h100-rail-ndr.json (DGX H100, 8 x 400 Gb/s NDR rail-optimized fabric, as NVIDIA's
 // EOS) with ceil(gpus / 8) nodes; datasheet compute and collective parameters unless a calibration
 // profile is given.
@@ -46,6 +50,13 @@ struct NemoRow {
   bool moe() const { return status == "moe"; }
   bool checked() const { return dense() || moe(); }
 };
+
+/// Mean tokens of a SQuAD v1.1 training example as NeMo formats it ("Context: ... Question: ... Answer:" and the
+/// answer): a paragraph of about 120 words, a question of about 11 and an answer of about 3, at about 1.3 Llama
+/// tokens per word, plus the template and BOS/EOS: about 180. An estimate from the dataset's published statistics
+/// (Rajpurkar et al. 2016), not from the rows; attention over 180 tokens is under 1% of a layer's FLOPs, so the
+/// prediction hardly depends on it (validation/nemo/README.md).
+inline constexpr int kSquadDocTokens = 180;
 
 /// Reads h100_published.csv (errors name the file, line and column).
 Expected<std::vector<NemoRow>> load_nemo_rows(const std::filesystem::path& file);
