@@ -2,6 +2,7 @@
 #include "scalescope/calibrate/model_shapes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -102,6 +103,12 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
             }
           }
           s.attention.push_back({mbs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), seq, true, tag});
+          for (int doc : r.packed_doc_tokens) {  // the batched shape a packed plan is priced at
+            if (doc <= 0 || doc >= seq) continue;
+            const int docs = static_cast<int>(std::max<i64>(1, std::llround(static_cast<double>(i64{mbs} * seq) / doc)));
+            s.attention.push_back({docs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), doc, true,
+                                   tag + " packed docs of " + std::to_string(doc)});
+          }
         }
       }
     }

@@ -43,6 +43,9 @@ struct ShapeRequest {
   std::vector<int> tps{1};
   std::vector<int> eps{1};  ///< MoE models: expert-parallel sizes (the tokens per expert of each)
   std::vector<std::string> dtypes{"bf16"};
+  /// Packed-document lengths (plan key packed_doc_tokens): each also adds the attention shape a packed plan is
+  /// priced at, mbs x seq / doc causal sequences of doc tokens (docs/plan-format.md). Empty: none.
+  std::vector<int> packed_doc_tokens;
 };
 
 /// The shapes of `models` at every (micro-batch, seq, tp) of `request`; tp values that do not divide a model's
