@@ -1,4 +1,5 @@
 // FLOPs per token (forward, backward, recompute) and bytes moved by memory-bound ops of a layer.
+#include <algorithm>
 #include <cassert>
 
 #include "scalescope/models/counts.hpp"
@@ -13,7 +14,12 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
   f.moe_layer_matmul = 2.0 * static_cast<double>(c.moe_layer.active_matmul_weights());
   // QK^T over the qk head dim and AV over the value head dim (both the head size without MLA).
   const double d_qk = spec.head_size(), d_v = spec.mla.enabled() ? spec.mla.v_head_dim : spec.head_size();
-  f.layer_attention = o.attention_scores ? 2.0 * s * spec.heads * (d_qk + d_v) * (o.causal ? 0.5 : 1.0) : 0.0;
+  const auto attention = [&](double span) {
+    return o.attention_scores ? 2.0 * span * spec.heads * (d_qk + d_v) * (o.causal ? 0.5 : 1.0) : 0.0;
+  };
+  // Sliding-window layers count spans of 2 x the window, as they are priced (layer_costs.hpp); the average layer.
+  const double wf = spec.windowed_layer_fraction();
+  f.layer_attention = (1.0 - wf) * attention(s) + wf * attention(std::min(s, 2.0 * spec.sliding_window));
   f.lm_head = 2.0 * spec.hidden * static_cast<double>(spec.vocab);
   const double matmuls = c.dense_layers() * f.layer_matmul + c.moe_layers * f.moe_layer_matmul;
   f.layer_adapters = 2.0 * o.adapter_params;

@@ -1,7 +1,9 @@
-// Hugging Face config.json import for llama, mistral, qwen2, gpt2 and gpt_neox model types.
+// Hugging Face config.json import (model types: hf_import.hpp).
 #include "scalescope/models/hf_import.hpp"
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 namespace scalescope::models {
 
@@ -155,6 +157,60 @@ ModelSpec llama4_text(const JsonCursor& c) {
   return s;
 }
 
+/// The sliding-window layout of layer_types: every layer "sliding_attention" but each n-th "full_attention"
+/// ((i + 1) % n == 0) -> n; all sliding -> 0; all full -> no window (-1). Other layouts are not representable.
+int global_every_of(const JsonCursor& types, int layers) {
+  const std::vector<JsonCursor> t = types.items();
+  if (static_cast<int>(t.size()) != layers)
+    types.fail("expected one entry per layer (" + std::to_string(layers) + "), got " + std::to_string(t.size()));
+  std::vector<bool> full;
+  for (const JsonCursor& x : t) full.push_back(x.as_enum({"sliding_attention", "full_attention"}) == "full_attention");
+  int first = -1;
+  for (int i = 0; i < layers && first < 0; ++i)
+    if (full[static_cast<std::size_t>(i)]) first = i;
+  if (first == 0) {
+    if (std::all_of(full.begin(), full.end(), [](bool f) { return f; })) return -1;
+    types.fail("a first layer with full attention and sliding ones after it is not representable "
+               "(global_attention_every n keeps full attention on layers (i + 1) % n == 0)");
+  }
+  const int n = first < 0 ? 0 : first + 1;
+  for (int i = 0; i < layers; ++i)
+    if (full[static_cast<std::size_t>(i)] != (n > 0 && (i + 1) % n == 0))
+      types.fail("layer " + std::to_string(i) + " breaks the pattern of full attention every " + std::to_string(n) +
+                 " layers, the only one a model describes (global_attention_every)");
+  return n;
+}
+
+ModelSpec gpt_oss(const JsonCursor& c) {
+  ModelSpec s;
+  s.hidden = req_int(c, "hidden_size");
+  s.ffn_hidden = req_int(c, "intermediate_size");
+  s.heads = req_int(c, "num_attention_heads");
+  s.layers = req_int(c, "num_hidden_layers");
+  s.vocab = c.at("vocab_size").as_positive_int();
+  s.kv_heads = opt_int(c, "num_key_value_heads", s.heads);
+  s.head_dim = opt_int(c, "head_dim", 0);
+  s.seq_len = opt_int(c, "initial_context_length", opt_int(c, "max_position_embeddings", 4096));
+  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
+  s.ffn = FfnKind::swiglu;
+  s.norm = NormKind::rmsnorm;
+  s.positional = Positional::rope;
+  if (!opt_bool(c, "attention_bias", true))
+    c.at("attention_bias").fail("attention_bias=false with the experts' biases cannot be represented by a ModelSpec");
+  s.bias = true;  // GptOssAttention q/k/v/o and GptOssExperts gate_up/down have biases
+  s.moe.experts = req_int(c, "num_local_experts");
+  s.moe.top_k = present(c, "num_experts_per_tok") ? req_int(c, "num_experts_per_tok") : req_int(c, "experts_per_token");
+  s.moe.ffn_hidden = s.ffn_hidden;
+  s.moe.router_bias = true;  // GptOssTopKRouter: a bias per expert
+  s.sliding_window = present(c, "sliding_window") ? static_cast<int>(c.at("sliding_window").as_int_in(0, kMaxModelSeqLen)) : 0;
+  if (s.sliding_window > 0) {
+    const int every = present(c, "layer_types") ? global_every_of(c.at("layer_types"), s.layers) : 2;
+    if (every < 0) s.sliding_window = 0;
+    else s.global_attention_every = every;
+  }
+  return s;
+}
+
 ModelSpec gpt2(const JsonCursor& c) {
   ModelSpec s;
   s.hidden = req_int(c, "n_embd");
@@ -222,6 +278,8 @@ Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& f
       s = llama4_text(c);
     } else if (type == "llama4") {
       s = llama4_text(c.at("text_config"));
+    } else if (type == "gpt_oss") {
+      s = gpt_oss(c);
     } else if (type == "gpt2") {
       s = gpt2(c);
     } else if (type == "gpt_neox") {

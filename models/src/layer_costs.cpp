@@ -179,10 +179,12 @@ const std::vector<StackRow>& rows(const StackProfile& st, StackPhase p) {
 
 }  // namespace
 
-LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer) {
-  assert(p.tp > 0 && p.mbs > 0 && "layer_cost: tp and mbs must be positive");
+namespace {
+
+LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer,
+                    bool windowed) {
   const StackProfile& st = m.stack_for(s, p);
-  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer);
+  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed);
   LayerCost c;
   add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, o);
   add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o);
@@ -193,6 +195,27 @@ LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, c
       add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, o, true);
       break;
   }
+  return c;
+}
+
+}  // namespace
+
+LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer) {
+  assert(p.tp > 0 && p.mbs > 0 && "layer_cost: tp and mbs must be positive");
+  const double f = s.windowed_layer_fraction();
+  if (f <= 0.0) return one_layer(s, p, m, o, moe_layer, false);
+  // Sliding-window models: the average layer, (1 - f) global and f windowed (the builder prices every layer alike;
+  // exact in each stage's sum when its layers hold the model's mix).
+  const LayerCost w = one_layer(s, p, m, o, moe_layer, true);
+  if (f >= 1.0) return w;
+  const LayerCost g = one_layer(s, p, m, o, moe_layer, false);
+  LayerCost c;
+  c.forward = g.forward * (1.0 - f);
+  c.forward += w.forward * f;
+  c.backward = g.backward * (1.0 - f);
+  c.backward += w.backward * f;
+  c.recompute = g.recompute * (1.0 - f);
+  c.recompute += w.recompute * f;
   return c;
 }
 

@@ -115,6 +115,14 @@ void check_or_throw(const ModelSpec& s, const std::string& file) {
              std::to_string(s.kv_heads));
   }
   check_moe_and_mla(s, file);
+  if (s.sliding_window < 0 || s.sliding_window > kMaxModelSeqLen)
+    fail(file, "sliding_window", "expected 0 (none) or a window of 1.." + std::to_string(kMaxModelSeqLen) +
+                                     " tokens, got " + std::to_string(s.sliding_window));
+  if (s.global_attention_every < 0 || s.global_attention_every == 1 || s.global_attention_every > s.layers ||
+      (s.global_attention_every > 0 && s.sliding_window == 0))
+    fail(file, "global_attention_every",
+         "expected 0 (every layer windowed) or 2.." + std::to_string(s.layers) +
+             " (every n-th layer global) with a sliding_window, got " + std::to_string(s.global_attention_every));
   if (s.head_dim == 0 && s.hidden % s.heads != 0) {
     fail(file, "heads",
          "hidden=" + std::to_string(s.hidden) + " is not divisible by heads=" +
@@ -138,7 +146,8 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
                    "tied_embeddings", "seq_len", "head_dim", "positional", "qkv_bias", "qk_norm", "source", "experts",
                    "top_k", "moe_ffn_hidden", "shared_experts", "shared_ffn_hidden", "shared_expert_gate",
                    "first_dense_layers", "moe_layer_freq", "moe_layer_offset", "capacity_factor", "router_dtype",
-                   "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+                   "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                   "sliding_window", "global_attention_every"});
     ModelSpec s;
     s.name = c.get_string("name");
     if (s.name.empty()) c.at("name").fail("expected a non-empty string");
@@ -188,6 +197,8 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     a.rope_head_dim = opt("qk_rope_head_dim", 1, 0);
     a.v_head_dim = opt("v_head_dim", 1, 0);
     if (a.enabled() && !c.has("head_dim")) s.head_dim = a.qk_head_dim();
+    s.sliding_window = opt("sliding_window", 0, 0);
+    s.global_attention_every = opt("global_attention_every", 0, 0);
     s.source = c.get_string("source", "");
     check_or_throw(s, file);
     return s;
@@ -241,8 +252,19 @@ Json to_json(const ModelSpec& s) {
     j["qk_rope_head_dim"] = a.rope_head_dim;
     j["v_head_dim"] = a.v_head_dim;
   }
+  if (s.sliding_window > 0) {
+    j["sliding_window"] = s.sliding_window;
+    if (s.global_attention_every > 0) j["global_attention_every"] = s.global_attention_every;
+  }
   if (!s.source.empty()) j["source"] = s.source;
   return j;
+}
+
+double ModelSpec::windowed_layer_fraction() const {
+  if (sliding_window <= 0 || layers <= 0) return 0.0;
+  int n = 0;
+  for (int i = 0; i < layers; ++i) n += is_windowed_layer(i) ? 1 : 0;
+  return static_cast<double>(n) / layers;
 }
 
 int ModelSpec::moe_layers_in(int first, int count) const {

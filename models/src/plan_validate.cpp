@@ -22,6 +22,8 @@ void divides(const char* key, int d, const char* what, long long n) {
 /// (p2p, allgather); Ulysses (a2a) moves whole heads, so cp divides the heads of a TP rank.
 void check_context_parallel(const Plan& p, const ModelSpec& m) {
   if (p.cp == 1) return;
+  if (m.sliding_window > 0)
+    reject("cp", kv("cp", p.cp) + " with sliding-window attention (model '" + m.name + "') is not modelled; use cp=1");
   if (m.seq_len % (2 * p.cp) != 0) {
     reject("cp", kv("cp", p.cp) + " needs 2*cp to divide " + kv("seq_len", m.seq_len) + " (load-balanced causal split)");
   }

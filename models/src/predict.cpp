@@ -47,6 +47,12 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
                                               ") has no rows for MoE layers (properties.moe); model '" + model.name +
                                               "' has experts: price it with a stack that has them, e.g. fused");
   }
+  if (model.sliding_window > 0 && !stack.fine_tuning) {
+    return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
+                                              ") prices attention over whole sequences (properties.fine_tuning: no "
+                                              "`doc` span); model '" + model.name +
+                                              "' has sliding-window layers: use --framework fused");
+  }
   if ((plan.lora_rank > 0 || plan.packed_doc_tokens > 0) && !stack.fine_tuning) {
     return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
                                               ") does not price fine-tuning plans (properties.fine_tuning: its rows "

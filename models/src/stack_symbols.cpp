@@ -49,7 +49,8 @@ const std::vector<std::string>& stack_memory_extra_symbols() {
 }
 
 std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, bool flash_attention, bool dropout,
-                                       int vocab_multiple, double optimizer_params, bool moe_layer) const {
+                                       int vocab_multiple, double optimizer_params, bool moe_layer,
+                                       bool windowed_layer) const {
   std::vector<double> v(table_.size(), 0.0);
   const double tp = p.tp;
   v[kH] = spec.hidden;
@@ -141,6 +142,8 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kSLoraFc2] = lora && (p.lora_modules & kLoraFc2);
   v[kFrozen] = lora;
   v[kDoc] = p.packed_doc_tokens > 0 ? std::min<double>(p.packed_doc_tokens, spec.seq_len) : spec.seq_len;
+  // A sliding window of w: each query sees w keys, the FLOPs and kernel of causal attentions of 2w tokens.
+  if (windowed_layer && spec.sliding_window > 0) v[kDoc] = std::min(v[kDoc], 2.0 * spec.sliding_window);
   eval_vars(v, vars_);
   return v;
 }

@@ -66,7 +66,7 @@ Expected<models::ModelSpec> nemo_model(const NemoRow& row, const fs::path& dir) 
       {"Nemotron-8B", "nemo-nemotron-8b"}, {"Nemotron-22B", "nemo-nemotron-22b"}, {"Nemotron-340B", "nemo-nemotron-340b"},
       {"LLAMA3-8B", "llama3-8b"},        {"LLAMA3_8B", "llama3-8b"},        {"LLAMA3-70B", "llama3-70b"},
       {"LLAMA3_70B", "llama3-70b"},      {"LLAMA3.1_405B", "llama3-405b"},  {"DeepSeekV3", "deepseek-v3"},
-      {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"Qwen3_235B_a22B", "qwen3-235b-a22b"}};
+      {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"GPT OSS 120B", "gpt-oss-120b"}};
   auto it = names.find(row.model);
   if (it == names.end()) return input_error("h100_published.csv", row.model, "no model description for this name");
   const fs::path own = dir / "models" / (it->second + ".json");

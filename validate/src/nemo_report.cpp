@@ -116,7 +116,9 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
        "crossing per destination node, for DeepSeek-V3 and Qwen3-30B; alltoall for Qwen3-235B), the dispatch / "
        "combine all-to-alls overlapped only where the recipe sets moe_a2a_overlap (Qwen3-235B), balanced routing "
        "(moe_imbalance 1), blockwise FP8 for the FP8-blockwise rows; DeepSeek-V3 with the recipe's pipeline layout "
-       "without its multi-token-prediction layer, which is not modelled (docs/moe.md). Model TFLOP/s are not compared: "
+       "without its multi-token-prediction layer, which is not modelled (docs/moe.md); GPT OSS 120B in bf16 with ep 8 and "
+       "the alltoall dispatcher, its sliding window of 128 tokens on alternate layers (the recipe's recompute of the "
+       "layernorms and the MoE activation not modelled). Model TFLOP/s are not compared: "
        "NVIDIA counts MoE FLOPs with its own formula; tokens/s are.\n";
   s += "- Fine-tuning rows (task sft, lora): SQuAD v1.1 packed into the row's 4096-token sequences, priced as documents "
        "of " + std::to_string(kSquadDocTokens) + " tokens (packed_doc_tokens: attention inside each document; an estimate "

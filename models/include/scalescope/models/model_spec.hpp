@@ -102,6 +102,12 @@ struct ModelSpec {
   bool qk_norm = false;          ///< RMSNorm over each query and key head (2 x head_dim weights)
   MoeSpec moe;
   MlaSpec mla;
+  /// Sliding-window attention (Mistral, Gemma, gpt-oss): a windowed layer's query sees the `sliding_window` tokens
+  /// up to itself. 0: every layer attends over the whole sequence.
+  int sliding_window = 0;
+  /// With sliding_window: layer i keeps full attention when (i + 1) % global_attention_every == 0 (gpt-oss: 2,
+  /// alternate layers; Gemma 3: 6); 0: every layer is windowed.
+  int global_attention_every = 0;
   std::string source;            ///< where the numbers come from (paper, HF config)
 
   int head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
@@ -114,6 +120,12 @@ struct ModelSpec {
     return moe.enabled() && i >= moe.first_dense_layers &&
            (i - moe.first_dense_layers) % moe.layer_freq == moe.layer_offset;
   }
+  /// Layer `i` (0-based) attends over a sliding window.
+  bool is_windowed_layer(int i) const {
+    return sliding_window > 0 && (global_attention_every == 0 || (i + 1) % global_attention_every != 0);
+  }
+  /// The share of layers with windowed attention (0 without a window).
+  double windowed_layer_fraction() const;
   /// MoE layers among layers [first, first + count).
   int moe_layers_in(int first, int count) const;
   int moe_layers() const { return moe_layers_in(0, layers); }

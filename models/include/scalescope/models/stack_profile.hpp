@@ -148,8 +148,10 @@ class StackProfile {
   const SymbolTable& memory_symbols() const { return memory_table_; }
 
   /// Cost symbol values for `spec` under `plan` (vars evaluated); `moe_layer`: the layer priced is an MoE layer.
+  /// `windowed_layer`: the layer attends over the model's sliding window (`doc` is then at most 2 x the window).
   std::vector<double> bind(const ModelSpec& spec, const Plan& plan, bool flash_attention, bool dropout,
-                           int vocab_multiple, double optimizer_params = 0.0, bool moe_layer = false) const;
+                           int vocab_multiple, double optimizer_params = 0.0, bool moe_layer = false,
+                           bool windowed_layer = false) const;
   /// Memory symbol values: `cost` (from bind()) extended by the stage's memory symbols (vars evaluated).
   struct StageValues {
     double params = 0, largest_layer_params = 0, layers = 0, inflight = 0, activations = 0;

@@ -11,14 +11,16 @@
 // (grad_sync_dtype fp32; bf16 for Nemotron-340B as its config says) and in bf16 for Megatron-Bridge
 // (grad_reduce_in_fp32 false in its performance recipes); Llama 3.1 405B with Megatron's
 // account_for_embedding/loss_in_pipeline_split as pp_layout "Et|(tt|)*(pp vp - 2)tL".
-// MoE rows (status "moe": DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B) add the row's ep with the recipes'
+// MoE rows (status "moe": DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, GPT OSS 120B) add the row's ep with the recipes'
 // expert_tensor_parallel_size=1 and their dispatcher (flex: HybridEP for DeepSeek-V3 and Qwen3-30B, alltoall for
 // Qwen3-235B; Megatron-Bridge scripts/performance/configs:
 // deepseek_workload_base_configs.py, qwen3_workload_base_configs.py), moe_a2a_overlap as the recipe sets it
 // (Qwen3-235B on H100: true; the others false), balanced routing (moe_imbalance 1: the recipes train
 // dropless with the auxiliary-loss / bias balancing), FP8-blockwise rows with the blockwise recipe, and for
 // DeepSeek-V3 the recipe's pipeline layout "Et|(tt|)*30mL" without the multi-token-prediction layer `m`
-// (not modelled: the prediction misses that layer).
+// (not modelled: the prediction misses that layer). GPT OSS 120B (bf16, Megatron-Bridge
+// gpt_oss_workload_base_configs.py H100: ep 8, etp 1, pp 4, the alltoall dispatcher) with its sliding window of 128
+// on alternate layers; the recipe's recompute of the layernorms and the MoE activation is not modelled.
 // Fine-tuning rows (task sft, lora): SQuAD v1.1 packed into the row's sequence (the pages: "inputs packed to
 // 4096 tokens"), priced as packed_doc_tokens = kSquadDocTokens; LoRA rows add lora_rank 32 on qkv (NeMo 1.0's
 // default target_modules ["attention_qkv"], adapter_dim 32) or on qkv, proj, fc1 and fc2 (Megatron-Bridge's LoRA
