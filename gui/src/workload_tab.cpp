@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "scalescope/gui/dense_stack_box.hpp"
+#include "scalescope/gui/fine_tuning_box.hpp"
 #include "scalescope/gui/moe_box.hpp"
 #include "scalescope/gui/error_reporter.hpp"
 #include "scalescope/models/megatron_flags.hpp"
@@ -70,6 +71,8 @@ WorkloadTab::WorkloadTab(ErrorReporter* errors, QWidget* parent) : QWidget(paren
   outer->addWidget(dense_);
   moe_ = new MoeBox;
   outer->addWidget(moe_);
+  tuning_ = new FineTuningBox;
+  outer->addWidget(tuning_);
 
   auto* hw = new QGroupBox("Cluster and calibration");
   auto* hf = new QFormLayout(hw);
@@ -108,6 +111,7 @@ WorkloadTab::WorkloadTab(ErrorReporter* errors, QWidget* parent) : QWidget(paren
   connect(sp_, &QCheckBox::toggled, this, &WorkloadTab::revalidate);
   connect(dense_, &DenseStackBox::changed, this, &WorkloadTab::revalidate);
   connect(moe_, &MoeBox::changed, this, &WorkloadTab::revalidate);
+  connect(tuning_, &FineTuningBox::changed, this, &WorkloadTab::revalidate);
   connect(dense_, &DenseStackBox::import_requested, this, [this] { import_megatron_flags(); });
   set_session(Session{});
 }
@@ -135,6 +139,7 @@ Session WorkloadTab::session() const {
   p.sp = sp_->isChecked();
   dense_->apply(p);
   moe_->apply(p);
+  tuning_->apply(p);
   s.cluster = cluster_->currentText().toStdString();
   s.nodes = nodes_->value();
   s.calibration = calibration_->currentText() == kDatasheet ? std::string() : calibration_->currentText().toStdString();
@@ -169,6 +174,7 @@ void WorkloadTab::set_session(const Session& s) {
   sp_->setChecked(s.plan.sp);
   dense_->set_plan(s.plan);
   moe_->set_plan(s.plan);
+  tuning_->set_plan(s.plan);
   if (auto m = models::load_model_by_name_or_path(s.model)) moe_->set_experts(m->moe.experts);
   select_or_add(cluster_, qs(s.cluster));
   nodes_->setValue(s.nodes);

@@ -87,8 +87,8 @@ void check_experts(const Plan& p, const ModelSpec& m, PlanCheck& check) {
 /// gather the frozen weights: not modelled); packed documents no longer than the sequence, one CP rank.
 void check_fine_tuning(const Plan& p, const ModelSpec& m) {
   if (p.lora_rank < 0) reject("lora_rank", "expected 0 (full training) or a positive adapter rank, got " + std::to_string(p.lora_rank));
-  if (p.lora_modules <= 0 || p.lora_modules > 0xF)
-    reject("lora_modules", "expected linear modules from qkv, proj, fc1, fc2");
+  if (p.lora_modules < 0 || p.lora_modules > 0xF || (p.lora_rank > 0 && p.lora_modules == 0))
+    reject("lora_modules", "expected at least one linear module of qkv, proj, fc1, fc2 for the adapters");
   if (p.lora_rank > 0) {
     if (m.is_moe()) reject("lora_rank", "LoRA is modelled for dense models only (the MoE experts' adapters are not)");
     if (m.mla.enabled()) reject("lora_rank", "LoRA is not modelled with multi-head latent attention");

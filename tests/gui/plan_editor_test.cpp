@@ -1,11 +1,13 @@
 // Workload tab: the plan editor shows validate()'s message for invalid plans and none for valid ones.
 #include <QComboBox>
 #include <QLineEdit>
+#include <QCheckBox>
 #include <QSpinBox>
 #include <QtTest>
 
 #include "scalescope/gui/dense_stack_box.hpp"
 #include "scalescope/gui/error_reporter.hpp"
+#include "scalescope/gui/fine_tuning_box.hpp"
 #include "scalescope/gui/moe_box.hpp"
 #include "scalescope/gui/workload_tab.hpp"
 
@@ -133,6 +135,32 @@ class PlanEditorTest : public QObject {
     tab.set_session(s);
     QVERIFY(!tab.moe_box()->isEnabled());
     QCOMPARE(tab.session().plan.ep, 1);
+  }
+
+  void fine_tuning_keys_round_trip() {
+    ErrorReporter errors;
+    WorkloadTab tab(&errors);
+    Session s;
+    s.model = "llama3-8b";
+    s.cluster = "h100-rail-ndr";
+    s.plan = Session::default_plan();
+    s.plan.lora_rank = 16;
+    s.plan.lora_modules = models::kLoraQkv | models::kLoraFc2;
+    s.plan.packed_doc_tokens = 180;
+    tab.set_session(s);
+    QCOMPARE(tab.fine_tuning_box()->rank_box()->value(), 16);
+    QVERIFY(tab.fine_tuning_box()->module_box(models::kLoraQkv)->isChecked());
+    QVERIFY(!tab.fine_tuning_box()->module_box(models::kLoraProj)->isChecked());
+    QVERIFY(tab.session().plan == s.plan);
+    QVERIFY2(tab.plan_error().isEmpty(), qPrintable(tab.plan_error()));
+    // No adapted module with a rank: validate()'s message names the key.
+    tab.fine_tuning_box()->module_box(models::kLoraQkv)->setChecked(false);
+    tab.fine_tuning_box()->module_box(models::kLoraFc2)->setChecked(false);
+    QVERIFY2(tab.plan_error().contains("lora_modules"), qPrintable(tab.plan_error()));
+    // Packed documents longer than the sequence are refused.
+    tab.fine_tuning_box()->module_box(models::kLoraQkv)->setChecked(true);
+    tab.fine_tuning_box()->doc_box()->setValue(1 << 20);
+    QVERIFY2(tab.plan_error().contains("packed_doc_tokens"), qPrintable(tab.plan_error()));
   }
 
   void megatron_flags_fill_the_plan() {

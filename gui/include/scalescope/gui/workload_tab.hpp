@@ -15,6 +15,7 @@ namespace scalescope::gui {
 
 class DenseStackBox;
 class MoeBox;
+class FineTuningBox;
 class ErrorReporter;
 
 class WorkloadTab : public QWidget {
@@ -35,6 +36,7 @@ class WorkloadTab : public QWidget {
   QSpinBox* tp_box() const { return tp_; }
   DenseStackBox* dense_box() const { return dense_; }
   MoeBox* moe_box() const { return moe_; }
+  FineTuningBox* fine_tuning_box() const { return tuning_; }
   /// Reads the dense-stack box's Megatron-LM flags into the plan (world size from the nodes picker, else
   /// the flags' --nnodes x --nproc-per-node); false (and an error reported) when they cannot be read.
   bool import_megatron_flags();
@@ -54,6 +56,7 @@ class WorkloadTab : public QWidget {
   QCheckBox* sp_;
   DenseStackBox* dense_;
   MoeBox* moe_;
+  FineTuningBox* tuning_;
   QLabel* status_;
   QString plan_error_;
   bool loading_ = false;
