@@ -1,0 +1,5 @@
+calibrate
+attention-check
+validation/attention/packed22/measured.json
+--calibration
+h200-gpu

@@ -1,0 +1,11 @@
+simulate
+--model
+llama2-7b
+--cluster
+h100-rail-ndr
+--gpus
+8
+--framework
+pytorch-eager
+--plan
+tp=1,pp=1,dp=8,mbs=1,gbs=32,lora_rank=32

@@ -1,0 +1,9 @@
+simulate
+--model
+llama2-7b
+--cluster
+h100-rail-ndr
+--gpus
+8
+--plan
+tp=1,pp=1,dp=8,mbs=1,gbs=32,seq=4096,precision=fp8,zero=1,overlap_param_gather=1,lora_rank=32,lora_modules=qkv,packed_doc_tokens=180
