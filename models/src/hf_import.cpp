@@ -43,8 +43,8 @@ std::string fallback_name(const std::string& file) {
   return p.stem().string().empty() ? std::string("hf-model") : p.stem().string();
 }
 
-/// llama, mistral and qwen2 share the gated-MLP, RMSNorm, RoPE layout.
-ModelSpec llama_like(const JsonCursor& c, const std::string& type, int default_positions) {
+/// The gated-MLP, RMSNorm, RoPE layout with the transformers key names (llama and its descendants, gpt_oss).
+ModelSpec gated_rope(const JsonCursor& c, int seq_len) {
   ModelSpec s;
   s.hidden = req_int(c, "hidden_size");
   s.ffn_hidden = req_int(c, "intermediate_size");
@@ -53,11 +53,17 @@ ModelSpec llama_like(const JsonCursor& c, const std::string& type, int default_p
   s.vocab = c.at("vocab_size").as_positive_int();
   s.kv_heads = opt_int(c, "num_key_value_heads", s.heads);
   s.head_dim = opt_int(c, "head_dim", 0);
-  s.seq_len = opt_int(c, "max_position_embeddings", default_positions);
+  s.seq_len = seq_len;
   s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
   s.ffn = FfnKind::swiglu;
   s.norm = NormKind::rmsnorm;
   s.positional = Positional::rope;
+  return s;
+}
+
+/// llama, mistral and qwen2 share the gated-MLP, RMSNorm, RoPE layout.
+ModelSpec llama_like(const JsonCursor& c, const std::string& type, int default_positions) {
+  ModelSpec s = gated_rope(c, opt_int(c, "max_position_embeddings", default_positions));
   if (type == "qwen2") {
     s.bias = false;
     s.qkv_bias = true;  // Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False; MLP without bias
@@ -182,19 +188,7 @@ int global_every_of(const JsonCursor& types, int layers) {
 }
 
 ModelSpec gpt_oss(const JsonCursor& c) {
-  ModelSpec s;
-  s.hidden = req_int(c, "hidden_size");
-  s.ffn_hidden = req_int(c, "intermediate_size");
-  s.heads = req_int(c, "num_attention_heads");
-  s.layers = req_int(c, "num_hidden_layers");
-  s.vocab = c.at("vocab_size").as_positive_int();
-  s.kv_heads = opt_int(c, "num_key_value_heads", s.heads);
-  s.head_dim = opt_int(c, "head_dim", 0);
-  s.seq_len = opt_int(c, "initial_context_length", opt_int(c, "max_position_embeddings", 4096));
-  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
-  s.ffn = FfnKind::swiglu;
-  s.norm = NormKind::rmsnorm;
-  s.positional = Positional::rope;
+  ModelSpec s = gated_rope(c, opt_int(c, "initial_context_length", opt_int(c, "max_position_embeddings", 4096)));
   if (!opt_bool(c, "attention_bias", true))
     c.at("attention_bias").fail("attention_bias=false with the experts' biases cannot be represented by a ModelSpec");
   s.bias = true;  // GptOssAttention q/k/v/o and GptOssExperts gate_up/down have biases
