@@ -78,7 +78,8 @@ void add_shape_options(CLI::App& app, std::vector<std::string>& models, calib::S
       ->capture_default_str();
   app.add_option("--packed-doc-tokens", request.packed_doc_tokens,
                  "Fine-tuning on packed sequences: document lengths (plan key packed_doc_tokens); each adds the "
-                 "attention shape such plans are priced at (mbs x seq / doc sequences of doc tokens)")
+                 "attention shape such plans are priced at (mbs x seq / doc documents of doc tokens, timed with the "
+                 "varlen kernel)")
       ->delimiter(',');
   app.add_option("--dtypes", request.dtypes, "GEMM dtypes: bf16, fp8_e4m3, fp16, tf32, fp32")
       ->delimiter(',')

@@ -39,7 +39,7 @@ std::vector<Row> read_rows(const Json& doc, const std::string& file) {
     Row x;
     x.label = r.get_string("label", r.get_string("model", ""));
     // The backend whose profile rows price the shape (a measurement's varlen kernel is FlashAttention's).
-    x.backend = r.find("backend") ? r.at("backend").as_enum({"flash", "cudnn"}) : "flash";
+    x.backend = r.find("backend") ? r.at("backend").as_enum({"flash", "cudnn", "varlen"}) : "flash";
     x.batch = r.at("batch").as_positive_int();
     x.heads = r.at("heads").as_positive_int();
     x.kv_heads = r.find("kv_heads") ? r.at("kv_heads").as_positive_int() : x.heads;
@@ -68,7 +68,9 @@ models::AttentionShape priced_shape(const Row& r) {
   s.head_dim = r.head_dim;
   s.seq = span;
   s.causal = true;
-  s.backend = models::attention_backend_named(r.backend);
+  // Packed documents and sliding windows run the varlen kernel: priced from the profile's varlen rows where it has
+  // them, else from its flash rows (ComputeModel::attention).
+  s.backend = r.doc > 0 || r.window > 0 ? models::AttentionBackend::varlen : models::attention_backend_named(r.backend);
   return s;
 }
 

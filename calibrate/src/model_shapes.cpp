@@ -107,7 +107,7 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
             if (doc <= 0 || doc >= seq) continue;
             const int docs = static_cast<int>(std::max<i64>(1, std::llround(static_cast<double>(i64{mbs} * seq) / doc)));
             s.attention.push_back({docs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), doc, true,
-                                   tag + " packed docs of " + std::to_string(doc)});
+                                   tag + " packed docs of " + std::to_string(doc), "varlen"});
           }
         }
       }
@@ -126,6 +126,7 @@ Json to_json(const CalibrationShapes& s) {
   for (const auto& a : s.attention) {
     att.push_back({{"batch", a.batch}, {"heads", a.heads}, {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
                    {"seq", a.seq}, {"causal", a.causal}, {"label", a.label}});
+    if (a.backend != "flash") att.back()["backend"] = a.backend;
   }
   return Json{{"schema", "scalescope.calibration-shapes/1"}, {"models", s.models}, {"dtypes", s.dtypes},
               {"gemm", gemm}, {"attention", att}};
@@ -163,7 +164,7 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
     }
     if (auto att = root.find("attention")) {
       for (const auto& c : att->items()) {
-        c.expect_keys({"batch", "heads", "kv_heads", "head_dim", "seq", "causal", "label"});
+        c.expect_keys({"batch", "heads", "kv_heads", "head_dim", "seq", "causal", "label", "backend"});
         AttentionCall a;
         a.batch = c.at("batch").as_positive_int();
         a.heads = c.at("heads").as_positive_int();
@@ -172,6 +173,7 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
         a.seq = c.at("seq").as_positive_int();
         a.causal = c.has("causal") ? c.at("causal").as_bool() : true;
         a.label = c.get_string("label", "");
+        if (auto b = c.find("backend")) a.backend = b->as_enum({"flash", "varlen"});
         s.attention.push_back(std::move(a));
       }
     }

@@ -214,15 +214,21 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
     return f / (backward ? a.backward : a.forward).value;
   };
   const auto x = point(sh);
-  // The rows of the shape's own kernel when there are any of this dtype and causality; else every row.
-  const bool own_backend = std::any_of(attention_.begin(), attention_.end(), [&](const AttentionSample& a) {
-    return a.dtype == dtype && a.shape.causal == sh.causal && a.shape.backend == sh.backend;
-  });
+  // The rows of the shape's own kernel when there are any of this dtype and causality; a varlen call without varlen
+  // rows takes the flash rows (the same FlashAttention kernels, batched: validation/attention/packed22); else every row.
+  const auto has_rows = [&](AttentionBackend b) {
+    return std::any_of(attention_.begin(), attention_.end(), [&](const AttentionSample& a) {
+      return a.dtype == dtype && a.shape.causal == sh.causal && a.shape.backend == b;
+    });
+  };
+  const AttentionBackend backend =
+      sh.backend == AttentionBackend::varlen && !has_rows(AttentionBackend::varlen) ? AttentionBackend::flash : sh.backend;
+  const bool own_backend = has_rows(backend);
   std::vector<Near> near;
   for (std::size_t i = 0; i < attention_.size(); ++i) {
     const AttentionSample& a = attention_[i];
     if (a.dtype != dtype || a.shape.causal != sh.causal) continue;
-    if (own_backend && a.shape.backend != sh.backend) continue;
+    if (own_backend && a.shape.backend != backend) continue;
     if (a.shape.batch == sh.batch && a.shape.heads == sh.heads && a.shape.kv_heads == sh.kv_heads &&
         a.shape.head_dim == sh.head_dim && a.shape.seq == sh.seq) {
       return KernelCost{Seconds(flops / rate_of(a)), Provenance::measured};

@@ -31,7 +31,7 @@ Expected<Json> make_attention_section(const Json& measurement, const std::string
       for (const char* key : {"batch", "heads", "kv_heads", "head_dim", "seq"}) row[key] = r.get_positive_int(key);
       row["causal"] = r.at("causal").as_bool();
       row["dtype"] = r.at("dtype").as_string();
-      if (auto b = r.find("backend")) row["backend"] = b->as_enum({"flash", "cudnn"});  // absent: flash
+      if (auto b = r.find("backend")) row["backend"] = b->as_enum({"flash", "cudnn", "varlen"});  // absent: flash
       row["fwd_s"] = r.get_positive("fwd_s");
       row["bwd_s"] = r.get_positive("bwd_s");
       rows.push_back(std::move(row));

@@ -6,7 +6,8 @@ compute model's attention efficiency is measured instead of assumed.
                                                      batch 1, 2, 4, seq 2048-8192)
   measure_attention.py OUT.json --shapes SHAPES.json the shapes a model's plans run (`scalescope calibrate shapes`
                                                      writes them: {"attention": [{batch, heads, kv_heads, head_dim,
-                                                     seq, causal, label?}]})
+                                                     seq, causal, label?, backend?}]}; rows of backend "varlen"
+                                                     (--packed-doc-tokens) are timed with torch's varlen_attn)
 FLOPs counted as in the compute model: forward 4*b*h*s^2*d / 2 (causal), backward 2.5x forward (FlashAttention-2
 convention). The output (schema scalescope.attention-measurement/1, rows with batch, heads, kv_heads, head_dim, seq,
 causal, dtype, fwd_s, bwd_s) is what `scalescope calibrate import-attention FILE --into PROFILE` reads.
@@ -39,7 +40,39 @@ BACKENDS = {"flash": (SDPBackend.FLASH_ATTENTION, "torch SDPA flash backend"),
                                                   "Engine's FusedAttention runs on Hopper)")}
 
 
+def measure_varlen(sh):
+    """A varlen row: `batch` documents of `seq` tokens packed into one THD tensor, one varlen_attn call (causal), as
+    packed fine-tuning and sliding-window layers run (validation/attention/measure_packed.py times the same kernel)."""
+    from torch.nn.attention.varlen import varlen_attn
+    import inspect
+    n, heads, kv, d, s = (sh[k] for k in ("batch", "heads", "kv_heads", "head_dim", "seq"))
+    if kv != heads:
+        raise RuntimeError("varlen rows need kv_heads == heads (this torch's varlen_attn has no GQA)")
+    total = n * s
+    q, k, v = (torch.randn(total, heads, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    cu = torch.arange(0, total + 1, s, device="cuda", dtype=torch.int32)
+    causal = ({"window_size": (-1, 0)} if "window_size" in inspect.signature(varlen_attn).parameters
+              else {"is_causal": True})
+    call = lambda: varlen_attn(q, k, v, cu, cu, s, s, **causal)  # noqa: E731
+    fwd, _, ok1 = queued_gpu_time(call)
+    g = torch.randn_like(call())
+
+    def fb():
+        torch.autograd.grad(call(), (q, k, v), g)
+    both, _, ok2 = queued_gpu_time(fb)
+    if not (ok1 and ok2):
+        print(f"warning: varlen {n}x{s}: the host issued slower than the GPU sleep; the row may count host time",
+              file=sys.stderr)
+    flops_f = 4 * n * heads * s * s * d / 2
+    bwd = max(both - fwd, 1e-9)
+    return dict(model=sh.get("label", ""), batch=n, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=True,
+                dtype="bf16", backend="varlen", fwd_s=fwd, fwd_bwd_s=both, bwd_s=bwd, fwd_TFLOPS=flops_f / fwd / 1e12,
+                bwd_TFLOPS=2.5 * flops_f / bwd / 1e12)
+
+
 def measure(sh, backend="flash"):
+    if sh.get("backend") == "varlen":
+        return measure_varlen(sh)
     b, heads, kv, d, s, causal = (sh[k] for k in ("batch", "heads", "kv_heads", "head_dim", "seq", "causal"))
     q = torch.randn(b, heads, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -82,7 +115,9 @@ def main():
         with open(a.shapes) as f:
             shapes = json.load(f)["attention"]
     rows, t0 = [], time.time()
-    jobs = [(b, sh) for b in backends for sh in shapes]
+    # Rows of their own kernel (backend "varlen": packed documents) are timed once, with it.
+    jobs = [(b, sh) for b in backends for sh in shapes if sh.get("backend", "flash") != "varlen"]
+    jobs += [("varlen", sh) for sh in shapes if sh.get("backend") == "varlen"]
     for i, (backend, sh) in enumerate(jobs):
         try:
             rows.append(measure(sh, backend))
@@ -94,7 +129,8 @@ def main():
         print(f"[{i + 1}/{len(jobs)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
     meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
                 cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                method=" and ".join(BACKENDS[b][1] for b in backends) + " (each row's backend), bf16, causal, GQA where kv heads < heads; GPU time per call: 10 calls queued "
+                method=" and ".join(BACKENDS[b][1] for b in backends) + (", varlen_attn for packed rows" if any(
+                    sh.get("backend") == "varlen" for sh in shapes) else "") + " (each row's backend), bf16, causal, GQA where kv heads < heads; GPU time per call: 10 calls queued "
                        "behind a GPU sleep (the host's issue time not counted), median of 5 such windows after 3 "
                        "warm-ups; backward = forward + backward (torch.autograd.grad) minus forward", rows=rows)
     tmp = a.out + ".tmp"

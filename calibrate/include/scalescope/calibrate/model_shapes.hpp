@@ -28,6 +28,8 @@ struct AttentionCall {
   std::int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 1, seq = 1;
   bool causal = true;
   std::string label;
+  /// "flash" (SDPA) or "varlen" (FlashAttention's varlen kernel: `batch` packed documents of `seq` tokens).
+  std::string backend = "flash";
 };
 
 struct CalibrationShapes {

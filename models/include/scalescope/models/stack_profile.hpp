@@ -65,6 +65,8 @@ struct StackRow {
   Expr heads, kv_heads, head_dim, seq;  ///< batch is `batch`
   bool causal = true;
   AttentionBackend backend = AttentionBackend::flash;  ///< the kernel the trace ran (`backend`, default flash)
+  /// Nonzero: the call runs packed documents (or sliding windows) with the varlen kernel (`packed`, default 0).
+  Expr packed;
   bool backward = false;  ///< attention pass
   Expr io;                ///< attention bytes moved
   // memory
