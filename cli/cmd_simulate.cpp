@@ -170,7 +170,8 @@ void register_simulate(CLI::App& app, Context& ctx) {
                   "Plan: \"tp=8,pp=8,dp=16,mbs=1,gbs=1536,schedule=1f1b,recompute=full\" or a plan JSON file "
                   "(keys in docs/plan-format.md: tp pp dp cp zero mbs gbs seq schedule vpp recompute sp precision "
                   "fp8_recipe fp8_params overlap_grad_reduce overlap_param_gather tp_comm_overlap cp_comm "
-                  "first_stage_layers last_stage_layers pp_layout bucket_MB overlap ...) (this or --plan-from-megatron)");
+                  "first_stage_layers last_stage_layers pp_layout bucket_MB overlap ep etp lora_rank lora_modules "
+                  "packed_doc_tokens ...) (this or --plan-from-megatron)");
   sub->add_option("--plan-from-megatron", opts->megatron,
                   "The plan of a Megatron-LM command line (\"--tensor-model-parallel-size 8 --pipeline-model-parallel-size "
                   "16 ...\") or of a file holding one; the world size comes from --nnodes x --nproc-per-node in it, else "
