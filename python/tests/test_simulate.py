@@ -33,6 +33,18 @@ def test_simulate_throughput_formula():
     assert 0 < r["mfu"] < 1
 
 
+def test_fine_tuning_plans_reach_the_library(cli_json):
+    # LoRA on frozen weights and packed documents are plan keys: the module and the CLI agree, and a LoRA step does
+    # less work than full training (no weight gradients of the frozen weights: its model FLOPs are below 3/4 of them).
+    plan = "tp=1,dp=8,gbs=32,seq=4096,packed_doc_tokens=180"
+    full = scalescope.simulate("llama2-7b", "dgx-h100-8", plan)
+    lora = scalescope.simulate("llama2-7b", "dgx-h100-8", plan + ",lora_rank=32")
+    assert lora == cli_json("simulate", "--model", "llama2-7b", "--cluster", "dgx-h100-8", "--plan", plan + ",lora_rank=32")
+    assert lora["plan"]["lora_rank"] == 32 and lora["plan"]["packed_doc_tokens"] == 180
+    assert lora["step_time_s"] < full["step_time_s"]
+    assert lora["model_flops_per_step"] < 0.75 * full["model_flops_per_step"]
+
+
 def test_bad_input_is_an_input_error_with_file_path_and_expectation(tmp_path):
     with pytest.raises(scalescope.InputError) as e:
         scalescope.simulate("llama3-8b", "dgx-h100-8", "tp=x,gbs=32")
