@@ -60,7 +60,8 @@ std::vector<Row> read_rows(const Json& doc, const std::string& file) {
 
 /// The shape the fused stack prices: causal attentions of `span` tokens, batch x seq / span of them.
 models::AttentionShape priced_shape(const Row& r) {
-  const long long span = r.doc > 0 ? r.doc : r.window > 0 ? std::min(r.seq, 2 * r.window) : r.seq;
+  const auto span = static_cast<long long>(
+      r.doc > 0 ? r.doc : models::sliding_window_span(static_cast<double>(r.seq), static_cast<double>(r.window)));
   models::AttentionShape s;
   s.batch = std::max<long long>(1, std::llround(static_cast<double>(r.batch) * r.seq / span));
   s.heads = r.heads;

@@ -19,7 +19,7 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
   };
   // Sliding-window layers count spans of 2 x the window, as they are priced (layer_costs.hpp); the average layer.
   const double wf = spec.windowed_layer_fraction();
-  f.layer_attention = (1.0 - wf) * attention(s) + wf * attention(std::min(s, 2.0 * spec.sliding_window));
+  f.layer_attention = (1.0 - wf) * attention(s) + wf * attention(sliding_window_span(s, spec.sliding_window));
   f.lm_head = 2.0 * spec.hidden * static_cast<double>(spec.vocab);
   const double matmuls = c.dense_layers() * f.layer_matmul + c.moe_layers * f.moe_layer_matmul;
   f.layer_adapters = 2.0 * o.adapter_params;

@@ -143,7 +143,7 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kFrozen] = lora;
   v[kDoc] = p.packed_doc_tokens > 0 ? std::min<double>(p.packed_doc_tokens, spec.seq_len) : spec.seq_len;
   // A sliding window of w: each query sees w keys, the FLOPs and kernel of causal attentions of 2w tokens.
-  if (windowed_layer && spec.sliding_window > 0) v[kDoc] = std::min(v[kDoc], 2.0 * spec.sliding_window);
+  if (windowed_layer) v[kDoc] = sliding_window_span(v[kDoc], spec.sliding_window);
   eval_vars(v, vars_);
   return v;
 }

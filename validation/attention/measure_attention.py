@@ -40,34 +40,63 @@ BACKENDS = {"flash": (SDPBackend.FLASH_ATTENTION, "torch SDPA flash backend"),
                                                   "Engine's FusedAttention runs on Hopper)")}
 
 
+def varlen_call():
+    """call(q, k, v, cu, longest, window=0): torch's varlen_attn (FlashAttention's varlen kernel, THD layout, the same
+    cumulative lengths for queries and keys), causal, or each query over the `window` tokens up to itself; for the
+    torch versions that spell causality `is_causal` and those that spell it `window_size=(-1, 0)`."""
+    import inspect
+    from torch.nn.attention.varlen import varlen_attn
+    params = inspect.signature(varlen_attn).parameters
+
+    def call(q, k, v, cu, longest, window=0):
+        if "window_size" in params:
+            return varlen_attn(q, k, v, cu, cu, longest, longest, window_size=(window - 1 if window else -1, 0))
+        if window:
+            raise RuntimeError("this torch's varlen_attn has no window_size")
+        return varlen_attn(q, k, v, cu, cu, longest, longest, is_causal=True)
+    return call
+
+
+def forward_backward_time(forward, inputs, what):
+    """(forward s, backward s) of forward() and of its backward into `inputs`, queued behind a GPU sleep (backward =
+    forward + torch.autograd.grad minus forward)."""
+    fwd, _, ok1 = queued_gpu_time(forward)
+    g = torch.randn_like(forward())
+
+    def fb():
+        torch.autograd.grad(forward(), inputs, g)
+    both, _, ok2 = queued_gpu_time(fb)
+    if not (ok1 and ok2):
+        print(f"warning: {what}: the host issued slower than the GPU sleep; the row may count host time", file=sys.stderr)
+    return fwd, max(both - fwd, 1e-9)
+
+
+def write_measurement(path, method, rows):
+    """The scalescope.attention-measurement/1 file (`scalescope calibrate import-attention` reads it), atomically."""
+    meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
+                cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                method=method, rows=rows)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(tmp, path)
+
+
 def measure_varlen(sh):
     """A varlen row: `batch` documents of `seq` tokens packed into one THD tensor, one varlen_attn call (causal), as
     packed fine-tuning and sliding-window layers run (validation/attention/measure_packed.py times the same kernel)."""
-    from torch.nn.attention.varlen import varlen_attn
-    import inspect
     n, heads, kv, d, s = (sh[k] for k in ("batch", "heads", "kv_heads", "head_dim", "seq"))
     if kv != heads:
         raise RuntimeError("varlen rows need kv_heads == heads (this torch's varlen_attn has no GQA)")
     total = n * s
     q, k, v = (torch.randn(total, heads, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     cu = torch.arange(0, total + 1, s, device="cuda", dtype=torch.int32)
-    causal = ({"window_size": (-1, 0)} if "window_size" in inspect.signature(varlen_attn).parameters
-              else {"is_causal": True})
-    call = lambda: varlen_attn(q, k, v, cu, cu, s, s, **causal)  # noqa: E731
-    fwd, _, ok1 = queued_gpu_time(call)
-    g = torch.randn_like(call())
-
-    def fb():
-        torch.autograd.grad(call(), (q, k, v), g)
-    both, _, ok2 = queued_gpu_time(fb)
-    if not (ok1 and ok2):
-        print(f"warning: varlen {n}x{s}: the host issued slower than the GPU sleep; the row may count host time",
-              file=sys.stderr)
+    call = varlen_call()
+    fwd, bwd = forward_backward_time(lambda: call(q, k, v, cu, s), (q, k, v), f"varlen {n}x{s}")
     flops_f = 4 * n * heads * s * s * d / 2
-    bwd = max(both - fwd, 1e-9)
     return dict(model=sh.get("label", ""), batch=n, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=True,
-                dtype="bf16", backend="varlen", fwd_s=fwd, fwd_bwd_s=both, bwd_s=bwd, fwd_TFLOPS=flops_f / fwd / 1e12,
-                bwd_TFLOPS=2.5 * flops_f / bwd / 1e12)
+                dtype="bf16", backend="varlen", fwd_s=fwd, fwd_bwd_s=fwd + bwd, bwd_s=bwd,
+                fwd_TFLOPS=flops_f / fwd / 1e12, bwd_TFLOPS=2.5 * flops_f / bwd / 1e12)
 
 
 def measure(sh, backend="flash"):
@@ -127,17 +156,11 @@ def main():
             print(f"skipped {sh}: {backend} cannot run it ({str(e)[:200]})", file=sys.stderr)
         torch.cuda.empty_cache()
         print(f"[{i + 1}/{len(jobs)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
-    meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
-                cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                method=" and ".join(BACKENDS[b][1] for b in backends) + (", varlen_attn for packed rows" if any(
-                    sh.get("backend") == "varlen" for sh in shapes) else "") + " (each row's backend), bf16, causal, GQA where kv heads < heads; GPU time per call: 10 calls queued "
-                       "behind a GPU sleep (the host's issue time not counted), median of 5 such windows after 3 "
-                       "warm-ups; backward = forward + backward (torch.autograd.grad) minus forward", rows=rows)
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(meta, f, indent=1)
-    os.replace(tmp, a.out)
-
+    write_measurement(a.out, " and ".join(BACKENDS[b][1] for b in backends) + (", varlen_attn for packed rows" if any(
+        sh.get("backend") == "varlen" for sh in shapes) else "") + " (each row's backend), bf16, causal, GQA where kv "
+        "heads < heads; GPU time per call: 10 calls queued behind a GPU sleep (the host's issue time not counted), "
+        "median of 5 such windows after 3 warm-ups; backward = forward + backward (torch.autograd.grad) minus forward",
+        rows)
 
 if __name__ == "__main__":
     main()

@@ -16,7 +16,6 @@ GPU time per call as validation/attention/measure_attention.py (calls queued beh
 backward minus forward). Output rows carry fwd_s / bwd_s of the varlen kernel (what `scalescope calibrate
 attention-check` compares with) and batched_fwd_s / batched_bwd_s."""
 import argparse
-import inspect
 import json
 import os
 import sys
@@ -26,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-from cuda_timing import queued_gpu_time  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_attention import forward_backward_time, varlen_call, write_measurement  # noqa: E402
 
 
 def doc_lengths(row):
@@ -41,34 +40,6 @@ def doc_lengths(row):
         out.append(min(cycle[i % len(cycle)], seq - sum(out)))
         i += 1
     return out
-
-
-def varlen_call():
-    from torch.nn.attention.varlen import varlen_attn
-    params = inspect.signature(varlen_attn).parameters
-
-    def call(q, k, v, cu, longest, window):
-        if "window_size" in params:
-            return varlen_attn(q, k, v, cu, cu, longest, longest, window_size=(window - 1 if window else -1, 0))
-        if window:
-            raise RuntimeError("this torch's varlen_attn has no window_size")
-        return varlen_attn(q, k, v, cu, cu, longest, longest, is_causal=True)
-    return call
-
-
-def time_pair(fwd_fn):
-    """(forward s, backward s) of fwd_fn() -> (output, inputs) as measure_attention.py times them."""
-    out, inputs = fwd_fn()
-    g = torch.randn_like(out)
-    fwd, _, ok1 = queued_gpu_time(lambda: fwd_fn()[0])
-
-    def fb():
-        o, x = fwd_fn()
-        torch.autograd.grad(o, x, g)
-    both, _, ok2 = queued_gpu_time(fb)
-    if not (ok1 and ok2):
-        print("warning: host slower than the queued GPU sleep; the row may count host time", file=sys.stderr)
-    return fwd, max(both - fwd, 1e-9)
 
 
 def measure(row, call):
@@ -86,7 +57,8 @@ def measure(row, call):
     res["documents"] = len(lengths)
     res["sum_doc_squares"] = sum(x * x for x in lengths)
     try:
-        res["fwd_s"], res["bwd_s"] = time_pair(lambda: (call(q, k, v, cu, longest, window), (q, k, v)))
+        res["fwd_s"], res["bwd_s"] = forward_backward_time(lambda: call(q, k, v, cu, longest, window), (q, k, v),
+                                                           row["label"])
     except Exception as e:  # noqa: BLE001 (recorded: the row says what failed)
         res["varlen_error"] = f"{type(e).__name__}: {str(e)[:300]}"
     # The shape the model prices: batch x seq / span causal sequences of span tokens (rounded), scaled to total.
@@ -96,7 +68,8 @@ def measure(row, call):
     kb = torch.randn(n, h, span, d, device=dev, dtype=dt, requires_grad=True)
     vb = torch.randn(n, h, span, d, device=dev, dtype=dt, requires_grad=True)
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        f, bw = time_pair(lambda: (F.scaled_dot_product_attention(qb, kb, vb, is_causal=True), (qb, kb, vb)))
+        f, bw = forward_backward_time(lambda: F.scaled_dot_product_attention(qb, kb, vb, is_causal=True), (qb, kb, vb),
+                                      row["label"] + " (batched)")
     scale = (b * seq) / (n * span)
     res["batched_fwd_s"], res["batched_bwd_s"] = f * scale, bw * scale
     res["batched_shape"] = dict(batch=n, seq=span, scale=scale)
@@ -119,17 +92,10 @@ def main():
             print(f"skipped {row['label']}: out of memory ({str(e)[:120]})", file=sys.stderr)
         torch.cuda.empty_cache()
         print(f"[{i + 1}/{len(shapes)} {time.time() - t0:.0f} s] {rows[-1] if rows else ''}", file=sys.stderr, flush=True)
-    meta = dict(schema="scalescope.attention-measurement/1", gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
-                cuda=torch.version.cuda, measured_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                method="fwd_s/bwd_s: torch.nn.attention.varlen.varlen_attn (FlashAttention varlen, THD), causal or "
-                       "window_size=(w-1, 0); batched_*: torch SDPA flash on batch x seq / span sequences of span "
-                       "tokens, scaled to the row's tokens; bf16; GPU time per call queued behind a GPU sleep "
-                       "(validation/harness/cuda_timing.py), backward = forward + backward minus forward", rows=rows)
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(meta, f, indent=1)
-    os.replace(tmp, a.out)
-
+    write_measurement(a.out, "fwd_s/bwd_s: torch.nn.attention.varlen.varlen_attn (FlashAttention varlen, THD), causal or "
+                      "window_size=(w-1, 0); batched_*: torch SDPA flash on batch x seq / span sequences of span "
+                      "tokens, scaled to the row's tokens; bf16; GPU time per call queued behind a GPU sleep "
+                      "(validation/harness/cuda_timing.py), backward = forward + backward minus forward", rows)
 
 if __name__ == "__main__":
     main()

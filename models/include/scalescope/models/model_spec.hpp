@@ -1,6 +1,7 @@
 // Transformer model specs: the native JSON format, its loader and writer, and the catalog lookup.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -83,6 +84,11 @@ inline constexpr std::int64_t kMaxModelExperts = 65536;
 ///   router_dtype ("fp32" | "bf16"), router_bias, router_groups and router_group_topk (group-limited routing);
 ///   MLA (MlaSpec): q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim (the last four
 ///   together; head_dim is then qk_nope + qk_rope).
+/// The tokens a windowed layer's attention is priced and counted over: `span` (the sequence, or a packed document),
+/// at most twice the window (each query sees `window` keys: the FLOPs and kernel of causal attentions of 2 x window
+/// tokens). 0: no window.
+inline double sliding_window_span(double span, double window) { return window > 0 ? std::min(span, 2.0 * window) : span; }
+
 struct ModelSpec {
   std::string name;
   int layers = 0;

@@ -126,7 +126,8 @@ class StackProfile {
   bool moe = false;
   /// The rows and memory rules price fine-tuning plans: LoRA (`frozen` drops the base weights' wgrad rows, adapter
   /// rows on `lora_*`, model states of `P_train`) and packed documents (attention over `doc` tokens). A stack
-  /// without it cannot price plans with lora_rank or packed_doc_tokens.
+  /// without it cannot price plans with lora_rank or packed_doc_tokens, nor sliding-window models (their windowed
+  /// layers also read `doc`).
   bool fine_tuning = false;
   double memory_bandwidth_factor = 1.0;
   std::string memory_bandwidth_factor_source;
