@@ -161,27 +161,21 @@ void Cluster::walk_template(int node, int src_tv, int dst_tv, bool nvlink_only, 
   while (u != dst) {
     const Cost target = dist[u * tv + dst];
     assert(target < kCostInf && "walk_template: no path (validated at load)");
-    auto ok = [&](int e) {
-      const Link& l =
-          links_[static_cast<std::size_t>(e)];  // node 0's copy: vertex ids are template ids
-      if (nvlink_only && l.kind != LinkKind::nvlink) return false;
-      if (l.dst != dst && !t_transit_[l.dst]) return false;
+    // The links on a least-cost path, in t_out_ order (one pass: the choice below indexes them).
+    thread_local std::vector<int> ok;
+    ok.clear();
+    for (int e : t_out_[u]) {
+      const Link& l = links_[static_cast<std::size_t>(e)];  // node 0's copy: vertex ids are template ids
+      if (nvlink_only && l.kind != LinkKind::nvlink) continue;
+      if (l.dst != dst && !t_transit_[l.dst]) continue;
       const Cost rest = dist[l.dst * tv + dst];
-      return rest < kCostInf && link_cost_[static_cast<std::size_t>(e)] + rest == target;
-    };
-    const auto& cand = t_out_[u];
-    const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
-    assert(count > 0 && "walk_template: broken distance table");
-    if (keyed != nullptr && count > 1) *keyed = true;
-    std::size_t k = pick(hash, hop, count);
-    for (int e : cand) {
-      if (!ok(e)) continue;
-      if (k-- == 0) {
-        out.push_back(base + e);
-        u = links_[static_cast<std::size_t>(e)].dst;
-        break;
-      }
+      if (rest < kCostInf && link_cost_[static_cast<std::size_t>(e)] + rest == target) ok.push_back(e);
     }
+    assert(!ok.empty() && "walk_template: broken distance table");
+    if (keyed != nullptr && ok.size() > 1) *keyed = true;
+    const int e = ok[pick(hash, hop, ok.size())];
+    out.push_back(base + e);
+    u = links_[static_cast<std::size_t>(e)].dst;
     ++hop;
   }
 }
@@ -197,12 +191,14 @@ void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, st
     auto next = [&](int e) {
       return static_cast<std::size_t>(vertex_to_switch_[links_[static_cast<std::size_t>(e)].dst]);
     };
-    auto ok = [&](int e) {
+    // The links on a least-cost path, in f_out_ order (one pass: the choice below indexes them).
+    thread_local std::vector<int> ok;
+    ok.clear();
+    for (int e : f_out_[u]) {
       const Cost rest = fabric_cost(next(e), dst);
-      return rest < kCostInf && link_cost_[static_cast<std::size_t>(e)] + rest == target;
-    };
-    const auto& cand = f_out_[u];
-    const auto count = static_cast<std::size_t>(std::count_if(cand.begin(), cand.end(), ok));
+      if (rest < kCostInf && link_cost_[static_cast<std::size_t>(e)] + rest == target) ok.push_back(e);
+    }
+    const std::size_t count = ok.size();
     assert(count > 0 && "walk_fabric: broken distance table");
     std::size_t k = 0;
     if (dest < 0) {
@@ -213,14 +209,8 @@ void Cluster::walk_fabric(int src_switch, int dst_switch, std::uint64_t hash, st
       k = static_cast<std::size_t>(d % n);
       d /= n;
     }
-    for (int e : cand) {
-      if (!ok(e)) continue;
-      if (k-- == 0) {
-        out.push_back(e);
-        u = next(e);
-        break;
-      }
-    }
+    out.push_back(ok[k]);
+    u = next(ok[k]);
     ++hop;
   }
 }
@@ -294,6 +284,13 @@ bool Cluster::staged(int src_rank, int dst_rank) const {
 }
 
 std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_key, bool* keyed) const {
+  thread_local RouteMemo memo;  // storage only: forgotten on every call (this cluster may be a new one)
+  memo.owner = nullptr;
+  return route(src_rank, dst_rank, flow_key, keyed, memo);
+}
+
+std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_key, bool* keyed,
+                                RouteMemo& memo) const {
   assert(src_rank >= 0 && src_rank < num_gpus() && dst_rank >= 0 && dst_rank < num_gpus() &&
          "route: rank out of range");
   std::vector<int> out;
@@ -325,48 +322,55 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   }
   // Choose the (source NIC, destination NIC) pair of least total cost; ties by hash. The cost of a pair is
   // (GPU -> NIC i inside node a, its uplink) + (leaf of i -> leaf of j) + (downlink of j, NIC j -> GPU inside b):
-  // the node-side parts are gathered once per NIC, so the nics x nics pairs only add the fabric part.
+  // the node-side parts are gathered once per NIC, so the nics x nics pairs only add the fabric part. The pair
+  // costs do not depend on the flow key: kept in `memo` for the next key between the same GPUs.
   const int nics = nics_per_node();
-  thread_local std::vector<Cost> side_a, side_b;
-  thread_local std::vector<std::size_t> leaf_a, leaf_b;
-  thread_local std::vector<Cost> pair_cost;
   const auto un = static_cast<std::size_t>(nics);
-  side_a.resize(un), side_b.resize(un), leaf_a.resize(un), leaf_b.resize(un), pair_cost.resize(un * un);
-  for (std::size_t k = 0; k < un; ++k) {
-    const auto nk = static_cast<std::size_t>(nic_tv_[k]);
-    const auto gi = static_cast<std::size_t>(na) * un + k, gj = static_cast<std::size_t>(nb) * un + k;
-    const Cost a = t_dist_all_[ga * tv + nk], b = t_dist_all_[nk * tv + gb];
-    side_a[k] = a >= kCostInf ? kCostInf : a + link_cost_[static_cast<std::size_t>(nic_up_[gi])];
-    side_b[k] = b >= kCostInf ? kCostInf : link_cost_[static_cast<std::size_t>(nic_down_[gj])] + b;
-    leaf_a[k] = static_cast<std::size_t>(leaf_of_nic_[gi]);
-    leaf_b[k] = static_cast<std::size_t>(leaf_of_nic_[gj]);
-  }
-  Cost best = kCostInf;
-  std::size_t ties = 0;
-  for (std::size_t i = 0; i < un; ++i)
-    for (std::size_t j = 0; j < un; ++j) {
-      Cost c = kCostInf;
-      if (side_a[i] < kCostInf && side_b[j] < kCostInf) {
-        const Cost f = fabric_cost(leaf_a[i], leaf_b[j]);
-        if (f < kCostInf) c = side_a[i] + f + side_b[j];
-      }
-      pair_cost[i * un + j] = c;
-      if (c < best)
-        best = c, ties = 1;
-      else if (c == best && c < kCostInf)
-        ++ties;
+  const int la = src_rank % gpus_per_node_, lb = dst_rank % gpus_per_node_;
+  if (memo.owner != this || memo.na != na || memo.nb != nb || memo.la != la || memo.lb != lb) {
+    memo.owner = this, memo.na = na, memo.nb = nb, memo.la = la, memo.lb = lb;
+    thread_local std::vector<Cost> side_a, side_b;
+    thread_local std::vector<std::size_t> leaf_a, leaf_b;
+    side_a.resize(un), side_b.resize(un), leaf_a.resize(un), leaf_b.resize(un);
+    memo.pair_cost.resize(un * un);
+    for (std::size_t k = 0; k < un; ++k) {
+      const auto nk = static_cast<std::size_t>(nic_tv_[k]);
+      const auto gi = static_cast<std::size_t>(na) * un + k, gj = static_cast<std::size_t>(nb) * un + k;
+      const Cost a = t_dist_all_[ga * tv + nk], b = t_dist_all_[nk * tv + gb];
+      side_a[k] = a >= kCostInf ? kCostInf : a + link_cost_[static_cast<std::size_t>(nic_up_[gi])];
+      side_b[k] = b >= kCostInf ? kCostInf : link_cost_[static_cast<std::size_t>(nic_down_[gj])] + b;
+      leaf_a[k] = static_cast<std::size_t>(leaf_of_nic_[gi]);
+      leaf_b[k] = static_cast<std::size_t>(leaf_of_nic_[gj]);
     }
-  assert(best < kCostInf && "route: no inter-node path (validated at load)");
-  int si = -1, dj = -1;
-  if (rails) {  // the GPUs' own rails where they cost no more
-    const int own_a = own_nic_[ga], own_b = own_nic_[gb];
-    if (pair_cost[static_cast<std::size_t>(own_a) * un + static_cast<std::size_t>(own_b)] == best)
-      si = own_a, dj = own_b;
+    Cost best = kCostInf;
+    std::size_t ties = 0;
+    for (std::size_t i = 0; i < un; ++i)
+      for (std::size_t j = 0; j < un; ++j) {
+        Cost c = kCostInf;
+        if (side_a[i] < kCostInf && side_b[j] < kCostInf) {
+          const Cost f = fabric_cost(leaf_a[i], leaf_b[j]);
+          if (f < kCostInf) c = side_a[i] + f + side_b[j];
+        }
+        memo.pair_cost[i * un + j] = c;
+        if (c < best)
+          best = c, ties = 1;
+        else if (c == best && c < kCostInf)
+          ++ties;
+      }
+    assert(best < kCostInf && "route: no inter-node path (validated at load)");
+    memo.best = best, memo.ties = ties;
+    memo.own_si = memo.own_dj = -1;
+    if (rails) {  // the GPUs' own rails where they cost no more
+      const int own_a = own_nic_[ga], own_b = own_nic_[gb];
+      if (memo.pair_cost[static_cast<std::size_t>(own_a) * un + static_cast<std::size_t>(own_b)] == best)
+        memo.own_si = own_a, memo.own_dj = own_b;
+    }
   }
-  if (keyed != nullptr && si < 0 && ties > 1) *keyed = true;
-  std::size_t k = pick(h, hop++, ties);
+  int si = memo.own_si, dj = memo.own_dj;
+  if (keyed != nullptr && si < 0 && memo.ties > 1) *keyed = true;
+  std::size_t k = pick(h, hop++, memo.ties);
   for (std::size_t p = 0; p < un * un && si < 0; ++p)
-    if (pair_cost[p] == best && k-- == 0) si = static_cast<int>(p / un), dj = static_cast<int>(p % un);
+    if (memo.pair_cost[p] == memo.best && k-- == 0) si = static_cast<int>(p / un), dj = static_cast<int>(p % un);
   const auto gi = static_cast<std::size_t>(na * nics + si),
              gj = static_cast<std::size_t>(nb * nics + dj);
   // Without GPUDirect RDMA each side passes through host memory of its GPU's NUMA node.

@@ -92,11 +92,12 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
   if (candidates > 1 && !cluster_.same_node(src, dst)) candidates = std::max(candidates, kInterNodeCandidates);
   std::vector<int> best;
   double best_score = kInf;
+  Cluster::RouteMemo direct, via_proxy;  // the candidates differ only in their keys: NIC-pair costs once
   for (int t = 0; t < candidates; ++t) {
     const std::uint64_t k = t == 0 ? key : mix_key(key, static_cast<std::uint64_t>(t));
     // Whether a key broke a tie in any route below: if none did, every other key gives the same candidate.
     bool keyed = false;
-    std::vector<int> r = cluster_.route(src, dst, k, &keyed);
+    std::vector<int> r = cluster_.route(src, dst, k, &keyed, direct);
     // PXN: leave the node through the NIC of the GPU that shares the destination's local index
     // (its rail), reached over NVLink, when that crosses fewer fabric links.
     if (!cluster_.same_node(src, dst) && src % G != dst % G) {
@@ -110,7 +111,7 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
         });
         if (nvlink_only) {
           bool keyed2 = false;
-          std::vector<int> r2 = cluster_.route(proxy, dst, k, &keyed2);
+          std::vector<int> r2 = cluster_.route(proxy, dst, k, &keyed2, via_proxy);
           keyed = keyed || keyed2;
           if (net_links(cluster_, r2) < net_links(cluster_, r)) {
             r1.insert(r1.end(), r2.begin(), r2.end());

@@ -61,7 +61,7 @@ std::uint32_t TaskGraph::intern_name(std::string_view name) {
   // Builders reuse a few names many times: look up without allocating when possible.
   if (!names_.empty() && names_.back() == name)
     return static_cast<std::uint32_t>(names_.size() - 1);
-  auto it = name_index_.find(std::string(name));
+  auto it = name_index_.find(name);
   if (it != name_index_.end()) return it->second;
   const auto idx = static_cast<std::uint32_t>(names_.size());
   names_.emplace_back(name);

@@ -212,6 +212,20 @@ class Cluster {
   /// top of this file). Empty when src_rank == dst_rank. Thread-safe. `keyed`, when given, is set to whether the
   /// flow key broke an equal-cost tie on the way: when false, every flow key gives this same route.
   std::vector<int> route(int src_rank, int dst_rank, std::uint64_t flow_key = 0, bool* keyed = nullptr) const;
+  /// What route() computes once per (source node, destination node, local GPUs) before the flow key is used: the
+  /// cost of every (source NIC, destination NIC) pair. Callers that route many flow keys between the same GPUs
+  /// (ECMP candidates) pass one memo to keep it; a memo belongs to one cluster and one thread.
+  class RouteMemo {
+    friend class Cluster;
+    const Cluster* owner = nullptr;
+    int na = -1, nb = -1, la = -1, lb = -1;
+    std::int64_t best = 0;
+    std::size_t ties = 0;
+    int own_si = -1, own_dj = -1;  ///< the GPUs' own rails where they cost no more (rail-symmetric), else -1
+    std::vector<std::int64_t> pair_cost;
+  };
+  /// route() reusing `memo` when it holds the same pair of nodes and local GPUs (the same route, faster).
+  std::vector<int> route(int src_rank, int dst_rank, std::uint64_t flow_key, bool* keyed, RouteMemo& memo) const;
   /// Minimum bandwidth over the route's links; +infinity for an empty route.
   BytesPerSecond path_bandwidth(const std::vector<int>& route) const;
   /// Sum of the route's link latencies; 0 for an empty route.

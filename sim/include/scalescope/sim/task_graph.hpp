@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -193,7 +194,11 @@ class TaskGraph {
   std::vector<Edge> edges_;
   std::vector<TaskInterference> interference_;  ///< by TaskId, up to the last task that has factors
   std::vector<std::string> names_;
-  std::unordered_map<std::string, std::uint32_t> name_index_;
+  struct NameHash {  // transparent: look names up by string_view without building a std::string
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
   std::vector<int> group_ranks_;
   std::vector<std::uint32_t> group_offsets_{0};
   std::unordered_map<std::string, GroupId> group_index_;  // key: the ranks' bytes
