@@ -2,8 +2,9 @@
 // each attention shape of a file at (forward and backward GPU time), and, where the file measured the shape, the
 // error. Shapes may be packed (`doc`: documents of that many tokens inside each sequence, attention within each,
 // as Transformer Engine's THD format and the plan key packed_doc_tokens) or windowed (`window`: each query sees the
-// `window` tokens up to itself, as sliding-window attention): both are priced as the fused stack prices them, i.e.
-// as causal attentions of `doc` (or 2 x `window`) tokens, batch x seq / that many of them.
+// `window` tokens up to itself, as sliding-window attention): both are priced as the fused stack prices them: from a
+// profile's varlen rows by the tiles FlashAttention-2 computes (attention_tiles.hpp), else as causal attentions of
+// `doc` (or 2 x `window`) tokens, batch x seq / that many of them.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -58,16 +59,17 @@ std::vector<Row> read_rows(const Json& doc, const std::string& file) {
   return rows;
 }
 
-/// The shape the fused stack prices: causal attentions of `span` tokens, batch x seq / span of them.
+/// The shape the fused stack prices: packed documents as batch x seq / doc causal attentions of `doc` tokens; a
+/// window as the row's sequences with that window (priced from kernels without windows as causal attentions of
+/// 2 x window tokens: AttentionShape::span_shape).
 models::AttentionShape priced_shape(const Row& r) {
-  const auto span = static_cast<long long>(
-      r.doc > 0 ? r.doc : models::sliding_window_span(static_cast<double>(r.seq), static_cast<double>(r.window)));
   models::AttentionShape s;
-  s.batch = std::max<long long>(1, std::llround(static_cast<double>(r.batch) * r.seq / span));
+  s.batch = r.doc > 0 ? std::max<long long>(1, std::llround(static_cast<double>(r.batch) * r.seq / r.doc)) : r.batch;
   s.heads = r.heads;
   s.kv_heads = r.kv_heads;
   s.head_dim = r.head_dim;
-  s.seq = span;
+  s.seq = r.doc > 0 ? r.doc : r.seq;
+  s.window = r.window > 0 && 2 * r.window < r.seq ? r.window : 0;
   s.causal = true;
   // Packed documents and sliding windows run the varlen kernel: priced from the profile's varlen rows where it has
   // them, else from its flash rows (ComputeModel::attention).
@@ -113,7 +115,7 @@ int run(const AttentionCheckCmd& o) {
                       fmt(1e6 * r.pred_bwd, "%.1f"), r.bwd_s ? fmt(1e6 * *r.bwd_s, "%.1f") : "-", err(r.bwd_s, r.pred_bwd)});
     Json j{{"label", r.label}, {"backend", r.backend}, {"batch", r.batch}, {"heads", r.heads}, {"kv_heads", r.kv_heads},
            {"head_dim", r.head_dim}, {"seq", r.seq}, {"predicted_fwd_s", r.pred_fwd}, {"predicted_bwd_s", r.pred_bwd},
-           {"priced_as", {{"batch", s.batch}, {"seq", s.seq}, {"causal", true}}}};
+           {"priced_as", {{"batch", s.span_shape().batch}, {"seq", s.span_shape().seq}, {"causal", true}}}};
     if (r.doc > 0) j["doc"] = r.doc;
     if (r.window > 0) j["window"] = r.window;
     if (r.fwd_s) j["fwd_s"] = *r.fwd_s;
@@ -147,8 +149,9 @@ void register_calibrate_attention_check(CLI::App* calibrate, Context& ctx) {
   CLI::App* sub = calibrate->add_subcommand(
       "attention-check",
       "Price every attention shape of a file (`calibrate shapes` output, or rows of an attention measurement) with a "
-      "calibration profile, as the fused stack prices it: packed documents (`doc`) and sliding windows (`window`) as "
-      "causal attentions of doc (2 x window) tokens; where a row measured fwd_s / bwd_s, the error of each");
+      "calibration profile, as the fused stack prices it: packed documents (`doc`) and sliding windows (`window`) by "
+      "the tiles FlashAttention-2 computes when the profile has varlen rows, else as causal attentions of doc "
+      "(2 x window) tokens; where a row measured fwd_s / bwd_s, the error of each");
   sub->add_option("FILE", o->file, "Shapes or measurement JSON (rows or attention: batch, heads, kv_heads, head_dim, "
                                    "seq, optional doc or window, backend, fwd_s, bwd_s)")
       ->required();

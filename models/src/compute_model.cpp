@@ -2,6 +2,7 @@
 // memory-bound kernels and launch overhead (equations in compute_model.hpp).
 #include "scalescope/models/compute_model.hpp"
 
+#include "scalescope/models/attention_tiles.hpp"
 #include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/statistics.hpp"
 
@@ -21,7 +22,18 @@ std::string_view to_string(Provenance p) {
   return "?";
 }
 
+AttentionShape AttentionShape::span_shape() const {
+  if (window <= 0 || !causal) return *this;
+  AttentionShape s = *this;
+  s.window = 0;
+  s.seq = std::min(seq, 2 * window);
+  s.batch = std::max<std::int64_t>(1, std::llround(static_cast<double>(batch) * static_cast<double>(seq) /
+                                                   static_cast<double>(s.seq)));
+  return s;
+}
+
 double AttentionShape::forward_flops() const {
+  if (window > 0 && causal) return span_shape().forward_flops();
   const double f = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq) *
                    static_cast<double>(seq) * static_cast<double>(head_dim);
   return causal ? 0.5 * f : f;
@@ -205,17 +217,14 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
     double d2;
     std::size_t index;
   };
-  auto point = [](const AttentionShape& a) {
+  // Rows are placed by their span shape (a windowed shape by the causal attentions it is priced like).
+  auto point = [](const AttentionShape& shape) {
+    const AttentionShape a = shape.span_shape();
     return std::array<double, 3>{std::log2(static_cast<double>(a.batch * a.heads)),
                                  std::log2(static_cast<double>(a.seq)), std::log2(static_cast<double>(a.head_dim))};
   };
-  auto rate_of = [&](const AttentionSample& a) {
-    const double f = a.shape.forward_flops() * (backward ? 2.5 : 1.0);
-    return f / (backward ? a.backward : a.forward).value;
-  };
-  const auto x = point(sh);
   // The rows of the shape's own kernel when there are any of this dtype and causality; a varlen call without varlen
-  // rows takes the flash rows (the same FlashAttention kernels, batched: validation/attention/packed22); else every row.
+  // rows takes the flash rows (the same FlashAttention kernels, batched: validation/attention/packed22). else every row.
   const auto has_rows = [&](AttentionBackend b) {
     return std::any_of(attention_.begin(), attention_.end(), [&](const AttentionSample& a) {
       return a.dtype == dtype && a.shape.causal == sh.causal && a.shape.backend == b;
@@ -224,14 +233,26 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
   const AttentionBackend backend =
       sh.backend == AttentionBackend::varlen && !has_rows(AttentionBackend::varlen) ? AttentionBackend::flash : sh.backend;
   const bool own_backend = has_rows(backend);
+  // Varlen rows price causal shapes by the tiles FlashAttention-2 computes (attention_tiles.hpp): a rate of tile work,
+  // so that documents of 180 tokens cost the whole blocks they occupy and windows the blocks they touch. Other rows
+  // price by FLOPs, a windowed shape as its span shape (the caller's `flops` are those of the span shape).
+  const bool tiled = own_backend && backend == AttentionBackend::varlen && sh.causal;
+  const AttentionShape target = tiled ? sh : sh.span_shape();
+  auto work = [&](const AttentionShape& a) {
+    return tiled ? tiled_attention_work(a.batch, a.heads, a.seq, a.window, a.head_dim, backward)
+                 : a.forward_flops() * (backward ? 2.5 : 1.0);
+  };
+  const double target_work = tiled ? work(target) : flops;
+  auto rate_of = [&](const AttentionSample& a) { return work(a.shape) / (backward ? a.backward : a.forward).value; };
+  const auto x = point(target);
   std::vector<Near> near;
   for (std::size_t i = 0; i < attention_.size(); ++i) {
     const AttentionSample& a = attention_[i];
     if (a.dtype != dtype || a.shape.causal != sh.causal) continue;
     if (own_backend && a.shape.backend != backend) continue;
-    if (a.shape.batch == sh.batch && a.shape.heads == sh.heads && a.shape.kv_heads == sh.kv_heads &&
-        a.shape.head_dim == sh.head_dim && a.shape.seq == sh.seq) {
-      return KernelCost{Seconds(flops / rate_of(a)), Provenance::measured};
+    if (a.shape.batch == target.batch && a.shape.heads == target.heads && a.shape.kv_heads == target.kv_heads &&
+        a.shape.head_dim == target.head_dim && a.shape.seq == target.seq && a.shape.window == target.window) {
+      return KernelCost{Seconds(target_work / rate_of(a)), Provenance::measured};
     }
     const auto y = point(a.shape);
     double d2 = 0.0;
@@ -252,14 +273,15 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
     acc += w * std::log(rate_of(attention_[near[j].index]));
   }
   const double rate = std::min(std::exp(acc / wsum), peak(dtype).value);
-  return KernelCost{Seconds(std::max(flops / rate, (io / elementwise_bw_).value)), Provenance::fitted};
+  return KernelCost{Seconds(std::max(target_work / rate, (io / elementwise_bw_).value)), Provenance::fitted};
 }
 
 KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, Flops flops, Bytes io,
                                    std::string_view dtype) const {
   auto measured = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io);
   KernelCost c = measured ? *measured : attention(flops, io, dtype);
-  c.interference = curves_.attention(shape.batch, shape.heads, shape.seq, c.time);
+  const AttentionShape span = shape.span_shape();
+  c.interference = curves_.attention(span.batch, span.heads, span.seq, c.time);
   return c;
 }
 

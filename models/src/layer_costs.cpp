@@ -117,6 +117,7 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
       sh.kv_heads = size_of(r.kv_heads, v);
       sh.head_dim = size_of(r.head_dim, v);
       sh.seq = size_of(r.seq, v);
+      sh.window = r.window.empty() ? 0 : size_of(r.window, v);
       sh.causal = r.causal;
       sh.backend = !r.packed.empty() && r.packed.eval(v) != 0.0 ? AttentionBackend::varlen : r.backend;
       if (sh.batch == 0 || sh.heads == 0 || sh.kv_heads == 0 || sh.head_dim == 0 || sh.seq == 0) return RowKernels{};

@@ -80,13 +80,14 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       if (auto d = c.find("dtype")) r.dtype = d->as_enum({"compute", "attention", "bf16", "fp16", "fp8", "tf32", "fp32"});
       break;
     case RowKind::attention:
-      c.expect_keys({"name", "kind", "when", "kernels", "batch", "heads", "kv_heads", "head_dim", "seq", "causal",
-                     "pass", "backend", "packed", "io", "time_s", "selective_recompute", "note"});
+      c.expect_keys({"name", "kind", "when", "kernels", "batch", "heads", "kv_heads", "head_dim", "seq", "window",
+                     "causal", "pass", "backend", "packed", "io", "time_s", "selective_recompute", "note"});
       r.batch = expr_at(c.at("batch"), t);
       r.heads = expr_at(c.at("heads"), t);
       r.kv_heads = expr_at(c.at("kv_heads"), t);
       r.head_dim = expr_at(c.at("head_dim"), t);
       r.seq = expr_at(c.at("seq"), t);
+      r.window = optional_expr(c, "window", t, 0.0);
       r.causal = !c.has("causal") || c.at("causal").as_bool();
       if (auto b = c.find("backend"))
         r.backend = attention_backend_named(b->as_enum({"flash", "cudnn", "varlen"}));
@@ -242,8 +243,10 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
         if (in(base)) s.trace_values_[static_cast<std::size_t>(s.table_.find(name))] = value.as_number();
       }
       // Nor packed documents (attention over the whole sequence).
-      auto& span = s.trace_values_[static_cast<std::size_t>(s.table_.find("doc"))];
-      if (span == 0.0) span = s.trace_values_[static_cast<std::size_t>(s.table_.find("s"))];
+      for (const char* whole : {"doc", "seq_doc"}) {
+        auto& span = s.trace_values_[static_cast<std::size_t>(s.table_.find(whole))];
+        if (span == 0.0) span = s.trace_values_[static_cast<std::size_t>(s.table_.find("s"))];
+      }
       s.eval_vars(s.trace_values_, s.vars_);
       if (m.measured_states || m.measured_activations_per_layer || m.measured_rest || m.measured_optimizer_peak) {
         s.trace_memory_values_ = s.trace_values_;

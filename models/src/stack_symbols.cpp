@@ -21,6 +21,8 @@ enum Sym : int {
   kDispatchAg, kMla, kQlr, kKvlr, kDn, kDr, kDv, kDAtt, kQkNorm,
   // Fine-tuning (appended likewise): LoRA rank and target modules, frozen base weights, attention span.
   kSLora, kSLoraQkv, kSLoraProj, kSLoraFc1, kSLoraFc2, kFrozen, kDoc,
+  // Sliding windows (appended likewise): the layer's window and the sequence it slides over.
+  kWin, kSeqDoc,
   kNumBase
 };
 
@@ -37,7 +39,7 @@ const std::vector<std::string>& stack_base_symbols() {
       "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt",
       "moe", "moe_layer", "E", "topk", "Fe", "Fsh", "ep", "etp", "edp", "E_r", "Fe_r", "Fsh_r", "Tr", "Tx", "Te", "imb",
       "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm",
-      "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc"};
+      "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc"};
   return names;
 }
 
@@ -142,8 +144,13 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kSLoraFc2] = lora && (p.lora_modules & kLoraFc2);
   v[kFrozen] = lora;
   v[kDoc] = p.packed_doc_tokens > 0 ? std::min<double>(p.packed_doc_tokens, spec.seq_len) : spec.seq_len;
-  // A sliding window of w: each query sees w keys, the FLOPs and kernel of causal attentions of 2w tokens.
-  if (windowed_layer) v[kDoc] = sliding_window_span(v[kDoc], spec.sliding_window);
+  v[kSeqDoc] = v[kDoc];
+  // A sliding window of w: each query sees w keys, the FLOPs of causal attentions of 2w tokens (`doc`); `win` is the
+  // window where it is narrower than that (the varlen kernel's tiles: attention_tiles.hpp).
+  if (windowed_layer) {
+    v[kDoc] = sliding_window_span(v[kDoc], spec.sliding_window);
+    v[kWin] = v[kDoc] < v[kSeqDoc] ? spec.sliding_window : 0.0;
+  }
   eval_vars(v, vars_);
   return v;
 }

@@ -5,7 +5,7 @@ as causal attentions of 2w tokens).
 
   measure_packed.py OUT.json --shapes validation/attention/packed22/shapes.json
 
-Each row of the shapes file (batch, heads, head_dim, seq, and `doc` or `window`, optional `doc_lengths` cycled to
+Each row of the shapes file (batch, heads, optional kv_heads, head_dim, seq, and `doc` or `window`, optional `doc_lengths` cycled to
 fill each sequence) is timed two ways:
   varlen   torch.nn.attention.varlen.varlen_attn (FlashAttention's varlen kernel on the THD layout: all documents of
            the batch in one call with cumulative lengths, as Transformer Engine runs packed sequences); windows with
@@ -44,13 +44,14 @@ def doc_lengths(row):
 
 def measure(row, call):
     b, h, d, seq = row["batch"], row["heads"], row["head_dim"], row["seq"]
+    hk = row.get("kv_heads", h)  # grouped-query attention: fewer key/value heads
     window = row.get("window", 0)
     lengths = doc_lengths(row) * b
     total = sum(lengths)
     dev, dt = "cuda", torch.bfloat16
     q = torch.randn(total, h, d, device=dev, dtype=dt, requires_grad=True)
-    k = torch.randn(total, h, d, device=dev, dtype=dt, requires_grad=True)
-    v = torch.randn(total, h, d, device=dev, dtype=dt, requires_grad=True)
+    k = torch.randn(total, hk, d, device=dev, dtype=dt, requires_grad=True)
+    v = torch.randn(total, hk, d, device=dev, dtype=dt, requires_grad=True)
     cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()), device=dev, dtype=torch.int32)
     longest = max(lengths)
     res = dict(row)
@@ -65,11 +66,16 @@ def measure(row, call):
     span = row["doc"] if "doc" in row else min(seq, 2 * window) if window else seq
     n = max(1, round(b * seq / span))
     qb = torch.randn(n, h, span, d, device=dev, dtype=dt, requires_grad=True)
-    kb = torch.randn(n, h, span, d, device=dev, dtype=dt, requires_grad=True)
-    vb = torch.randn(n, h, span, d, device=dev, dtype=dt, requires_grad=True)
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        f, bw = forward_backward_time(lambda: F.scaled_dot_product_attention(qb, kb, vb, is_causal=True), (qb, kb, vb),
-                                      row["label"] + " (batched)")
+    kb = torch.randn(n, hk, span, d, device=dev, dtype=dt, requires_grad=True)
+    vb = torch.randn(n, hk, span, d, device=dev, dtype=dt, requires_grad=True)
+    gqa = {"enable_gqa": True} if hk != h else {}
+    try:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            f, bw = forward_backward_time(lambda: F.scaled_dot_product_attention(qb, kb, vb, is_causal=True, **gqa),
+                                          (qb, kb, vb), row["label"] + " (batched)")
+    except Exception as e:  # noqa: BLE001 (recorded: the row says what failed)
+        res["batched_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        return res
     scale = (b * seq) / (n * span)
     res["batched_fwd_s"], res["batched_bwd_s"] = f * scale, bw * scale
     res["batched_shape"] = dict(batch=n, seq=span, scale=scale)

@@ -23,7 +23,10 @@
 //   Rows carry the kernel that was timed (`backend`: flash = FlashAttention-2 via SDPA, the default of rows without
 //   one; cudnn = cuDNN's fused attention, which torch's SDPA picks on Hopper and Transformer Engine runs). A shape
 //   is priced from the rows of its own backend when the profile has any of that dtype and causality, else from
-//   all of them (cuDNN ran 1.7-2.1x flash's rate on an H100: validation/nemo/h100-attention/).
+//   all of them (cuDNN ran 1.7-2.1x flash's rate on an H100: validation/nemo/h100-attention/). Varlen calls
+//   (packed documents, sliding windows) priced from varlen rows use tile work instead of FLOPs in F, F_i and R_i:
+//   the tiles FlashAttention-2 computes (attention_tiles.hpp), so whole blocks per document count; without varlen
+//   rows they take the flash rows by FLOPs, a window as its AttentionShape::span_shape().
 // Memory-bound kernels (norms, activations, residual adds, RoPE, optimizer step):  t = bytes / B_mem,
 //   B_mem = measured elementwise bandwidth, else measured HBM copy bandwidth, else datasheet HBM x
 //   eta_elementwise (assumed).
@@ -93,8 +96,16 @@ struct AttentionShape {
   std::int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 1, seq = 1;
   bool causal = true;
   AttentionBackend backend = AttentionBackend::flash;
-  /// FLOPs of the forward pass: 4 b H s^2 d, halved when causal (the kernel skips the masked half).
+  /// Sliding window (causal shapes): each query sees at most this many keys up to itself; 0: none. (Last, so that
+  /// brace-initialised shapes keep their meaning.)
+  std::int64_t window = 0;
+  /// FLOPs of the forward pass: 4 b H s^2 d, halved when causal (the kernel skips the masked half); a windowed
+  /// shape has the FLOPs of its span_shape().
   double forward_flops() const;
+  /// A windowed shape as scalescope prices it from kernels without windows (model_spec.hpp, sliding_window_span):
+  /// batch x seq / span causal attentions of span = min(seq, 2 window) tokens, each query seeing about `window`
+  /// keys; without a window, the shape itself.
+  AttentionShape span_shape() const;
 };
 
 /// One measured flash-attention shape: forward and backward kernel time (profile `attention` rows).

@@ -63,6 +63,8 @@ struct StackRow {
   std::string dtype = "compute";  ///< "compute": CostOptions::dtype; else a GEMM dtype
   // attention
   Expr heads, kv_heads, head_dim, seq;  ///< batch is `batch`
+  Expr window;  ///< sliding window (`window`, default 0: none): `batch` sequences of `seq` tokens, each query seeing
+                ///< at most `window` keys up to itself
   bool causal = true;
   AttentionBackend backend = AttentionBackend::flash;  ///< the kernel the trace ran (`backend`, default flash)
   /// Nonzero: the call runs packed documents (or sliding windows) with the varlen kernel (`packed`, default 0).
