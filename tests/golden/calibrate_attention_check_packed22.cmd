@@ -1,5 +1,0 @@
-calibrate
-attention-check
-validation/attention/packed22/measured.json
---calibration
-h200-gpu

@@ -1,0 +1,5 @@
+calibrate
+attention-check
+validation/attention/packed23/check3-measured.json
+--calibration
+h200-gpu
