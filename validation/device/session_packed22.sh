@@ -14,12 +14,8 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=/tmp/packed22
 mkdir -p "$W"
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
-  python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
-  lscpu | grep -E "Model name|^CPU\(s\)"
-} > "$W/environment.txt" 2>&1
+source validation/device/environment.sh
+record_environment "$W/environment.txt"
 python3 validation/attention/measure_packed.py "$W/measured.json" --shapes validation/attention/packed22/shapes.json \
   2> "$W/log.txt"
 echo "measure_packed.py exit $?" >> "$W/log.txt"
