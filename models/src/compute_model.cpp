@@ -224,7 +224,7 @@ std::optional<KernelCost> ComputeModel::interpolate_attention(const AttentionSha
                                  std::log2(static_cast<double>(a.seq)), std::log2(static_cast<double>(a.head_dim))};
   };
   // The rows of the shape's own kernel when there are any of this dtype and causality; a varlen call without varlen
-  // rows takes the flash rows (the same FlashAttention kernels, batched: validation/attention/packed22). else every row.
+  // rows takes the flash rows (the same FlashAttention kernels, batched: validation/attention/packed22); else every row.
   const auto has_rows = [&](AttentionBackend b) {
     return std::any_of(attention_.begin(), attention_.end(), [&](const AttentionSample& a) {
       return a.dtype == dtype && a.shape.causal == sh.causal && a.shape.backend == b;
