@@ -69,7 +69,7 @@ models::AttentionShape priced_shape(const Row& r) {
   s.kv_heads = r.kv_heads;
   s.head_dim = r.head_dim;
   s.seq = r.doc > 0 ? r.doc : r.seq;
-  s.window = r.window > 0 && 2 * r.window < r.seq ? r.window : 0;
+  s.window = std::llround(models::sliding_window_priced(static_cast<double>(r.seq), static_cast<double>(r.window)));
   s.causal = true;
   // Packed documents and sliding windows run the varlen kernel: priced from the profile's varlen rows where it has
   // them, else from its flash rows (ComputeModel::attention).

@@ -148,8 +148,8 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   // A sliding window of w: each query sees w keys, the FLOPs of causal attentions of 2w tokens (`doc`); `win` is the
   // window where it is narrower than that (the varlen kernel's tiles: attention_tiles.hpp).
   if (windowed_layer) {
-    v[kDoc] = sliding_window_span(v[kDoc], spec.sliding_window);
-    v[kWin] = v[kDoc] < v[kSeqDoc] ? spec.sliding_window : 0.0;
+    v[kDoc] = sliding_window_span(v[kSeqDoc], spec.sliding_window);
+    v[kWin] = sliding_window_priced(v[kSeqDoc], spec.sliding_window);
   }
   eval_vars(v, vars_);
   return v;

@@ -88,6 +88,11 @@ inline constexpr std::int64_t kMaxModelExperts = 65536;
 /// at most twice the window (each query sees `window` keys: the FLOPs and kernel of causal attentions of 2 x window
 /// tokens). 0: no window.
 inline double sliding_window_span(double span, double window) { return window > 0 ? std::min(span, 2.0 * window) : span; }
+/// The window a windowed layer's kernel is priced with (AttentionShape::window): `window` where it narrows the span
+/// (2 x window < span), else 0, so that a shape with a window and its span shape describe the same attention.
+inline double sliding_window_priced(double span, double window) {
+  return sliding_window_span(span, window) < span ? window : 0.0;
+}
 
 struct ModelSpec {
   std::string name;
