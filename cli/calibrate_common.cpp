@@ -71,6 +71,11 @@ void add_shape_options(CLI::App& app, std::vector<std::string>& models, calib::S
   app.add_option("--tp", request.tps, "Tensor-parallel widths (GEMMs are taken at their TP shards)")
       ->delimiter(',')
       ->capture_default_str();
+  app.add_option("--cp", request.cps,
+                 "Context-parallel sizes: each rank's GEMMs at mbs x seq / cp tokens and its attention over seq / cp "
+                 "(the shapes a plan with cp is priced at; cp whose 2 cp does not divide seq is skipped)")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--ep", request.eps,
                  "Expert-parallel sizes (MoE models: the routed experts' GEMMs at the tokens per expert of each; "
                  "docs/moe.md)")

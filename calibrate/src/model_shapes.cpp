@@ -82,9 +82,9 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
     s.dtypes.push_back(d);
   }
   auto positive = [](const std::vector<int>& v) { return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; }); };
-  if (!positive(r.micro_batches) || !positive(r.seqs) || !positive(r.tps) || !positive(r.eps) ||
-      r.micro_batches.empty() || r.tps.empty()) {
-    return input_error("", "--mbs/--seq/--tp/--ep", "expected lists of positive integers");
+  if (!positive(r.micro_batches) || !positive(r.seqs) || !positive(r.tps) || !positive(r.cps) || !positive(r.eps) ||
+      r.micro_batches.empty() || r.tps.empty() || r.cps.empty()) {
+    return input_error("", "--mbs/--seq/--tp/--cp/--ep", "expected lists of positive integers");
   }
   std::vector<GemmShape> gemms;
   for (const auto& m : models) {
@@ -93,21 +93,27 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
     for (int tp : r.tps) {
       if (m.heads % tp != 0 || m.ffn_hidden % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
       for (int mbs : r.micro_batches) {
-        for (int seq : seqs) {
-          const std::string tag = m.name + " mbs " + std::to_string(mbs) + " seq " + std::to_string(seq) +
-                                  (tp > 1 ? " tp " + std::to_string(tp) : "");
-          layer_gemms(gemms, m, i64{mbs} * seq, tp, tag);
-          if (m.is_moe()) {
-            for (int ep : r.eps) {
-              if (ep > 0 && m.moe.experts % ep == 0) moe_gemms(gemms, m, i64{mbs} * seq, tp, ep, tag);
+        for (int full_seq : seqs) {
+          for (int cp : r.cps) {
+            if (cp > 1 && full_seq % (2 * cp) != 0) continue;
+            const int seq = full_seq / cp;  // the rank's tokens of each sequence
+            const std::string tag = m.name + " mbs " + std::to_string(mbs) + " seq " + std::to_string(full_seq) +
+                                    (tp > 1 ? " tp " + std::to_string(tp) : "") +
+                                    (cp > 1 ? " cp " + std::to_string(cp) : "");
+            layer_gemms(gemms, m, i64{mbs} * seq, tp, tag);
+            if (m.is_moe()) {
+              for (int ep : r.eps) {
+                if (ep > 0 && m.moe.experts % ep == 0) moe_gemms(gemms, m, i64{mbs} * seq, tp, ep, tag);
+              }
             }
-          }
-          s.attention.push_back({mbs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), seq, true, tag});
-          for (int doc : r.packed_doc_tokens) {  // the batched shape a packed plan is priced at
-            if (doc <= 0 || doc >= seq) continue;
-            const int docs = static_cast<int>(std::max<i64>(1, std::llround(static_cast<double>(i64{mbs} * seq) / doc)));
-            s.attention.push_back({docs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), doc, true,
-                                   tag + " packed docs of " + std::to_string(doc), "varlen"});
+            s.attention.push_back({mbs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), seq, true, tag});
+            for (int doc : r.packed_doc_tokens) {  // the batched shape a packed plan is priced at
+              if (doc <= 0 || doc >= seq) continue;
+              const int docs =
+                  static_cast<int>(std::max<i64>(1, std::llround(static_cast<double>(i64{mbs} * seq) / doc)));
+              s.attention.push_back({docs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), doc, true,
+                                     tag + " packed docs of " + std::to_string(doc), "varlen"});
+            }
           }
         }
       }

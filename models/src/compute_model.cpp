@@ -328,6 +328,14 @@ KernelCost ComputeModel::memory_bound(Bytes bytes) const {
   return KernelCost{t, elementwise_prov_, curves_.memory(t)};
 }
 
+std::int64_t ComputeModel::longest_attention_seq() const {
+  std::int64_t longest = 0;
+  for (const AttentionSample& a : attention_) {
+    if (a.shape.backend != AttentionBackend::varlen) longest = std::max(longest, a.shape.span_shape().seq);
+  }
+  return longest;
+}
+
 std::vector<SourcedValue> ComputeModel::inputs() const {
   const std::string sheet = "cluster GPU '" + cluster_gpu_ + "' datasheet";
   std::vector<SourcedValue> out;

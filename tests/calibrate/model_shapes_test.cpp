@@ -50,5 +50,33 @@ TEST(ModelShapes, NonPositiveExpertParallelSizeIsRefused) {
   EXPECT_NE(s.error().str().find("--ep"), std::string::npos);
 }
 
+TEST(ModelShapes, ContextParallelRanksRunTheirShareOfTheSequence) {
+  // Llama 2 7B (32 heads of 128, hidden 4096, ffn 11008) at mbs 1, seq 131072, tp 4, cp 4, as NVIDIA's 128K
+  // long-sequence row ran it: a rank holds 131072 / 4 = 32768 tokens, so its causal attention is 1 x 8 heads x 32768
+  // and its qkv projection forward is (3 x 4096 / 4, 32768, 4096) = (3072, 32768, 4096).
+  const models::ModelSpec m = models::load_model_by_name_or_path("llama2-7b").value();
+  ShapeRequest r;
+  r.micro_batches = {1};
+  r.seqs = {131072};
+  r.tps = {4};
+  r.cps = {4};
+  auto s = calibration_shapes({m}, r);
+  ASSERT_TRUE(s.has_value()) << s.error().str();
+  ASSERT_EQ(s->attention.size(), 1u);
+  EXPECT_EQ(s->attention[0].seq, 32768);
+  EXPECT_EQ(s->attention[0].heads, 8);
+  EXPECT_EQ(s->attention[0].batch, 1);
+  EXPECT_NE(s->attention[0].label.find("cp 4"), std::string::npos);
+  EXPECT_TRUE(has(*s, 'N', 'N', 3072, 32768, 4096));
+  // 2 cp must divide seq (Megatron's load-balanced chunks): seq 4097 has no cp 2 shape, only cp 1's.
+  r.seqs = {4097};
+  r.cps = {1, 2};
+  const auto odd = calibration_shapes({m}, r).value();
+  ASSERT_EQ(odd.attention.size(), 1u);
+  EXPECT_EQ(odd.attention[0].seq, 4097);
+  r.cps = {0};
+  EXPECT_FALSE(calibration_shapes({m}, r).has_value());
+}
+
 }  // namespace
 }  // namespace scalescope::calib

@@ -4,7 +4,13 @@
 
 #include <cmath>
 
+#include <algorithm>
+#include <string>
+
 #include "scalescope/models/compute_profile.hpp"
+#include "scalescope/models/predict.hpp"
+#include "scalescope/models/stack_profile.hpp"
+#include "datasheet_rig.hpp"
 #include "gpu_fixtures.hpp"
 
 namespace scalescope::models {
@@ -214,6 +220,42 @@ TEST(AttentionProfile, MeasurementWithAWrongSchemaIsRejected) {
   auto section = make_attention_section(*meas, "m.json", "");
   ASSERT_FALSE(section.has_value());
   EXPECT_NE(section.error().str().find("$.schema"), std::string::npos) << section.error().str();
+}
+
+TEST(AttentionProfile, PlansAttendingFarBeyondTheLongestRowAreNoted) {
+  // The two rows stop at 8,192 tokens (varlen rows would not count: they are documents). A rank attending over
+  // more than 2 x 8,192 tokens gets a note naming the command that measures its shapes; seq 32,768 with cp 2 attends
+  // over 16,384 per rank: no note.
+  auto m = ComputeModel::with_profile(h200(), two_row_profile());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->longest_attention_seq(), 8192);
+  auto cluster = load_cluster_by_name_or_path("dgx-h100-8");
+  ASSERT_TRUE(cluster.has_value());
+  testing::DatasheetRig rig(std::move(cluster).value());
+  rig.compute = std::move(m).value();
+  rig.compute.set_stack(load_stack("fused").value());
+  ModelSpec spec;
+  spec.name = "one-layer";
+  spec.layers = 1;
+  spec.hidden = 2048;
+  spec.heads = 32;
+  spec.kv_heads = 8;
+  spec.ffn_hidden = 8192;
+  spec.vocab = 32000;
+  spec.seq_len = 32768;
+  auto noted = [&](const std::string& plan_text) {
+    auto pred = predict(spec, parse_plan(plan_text).value(), rig.cluster, rig.coll, rig.compute, {});
+    EXPECT_TRUE(pred.has_value()) << (pred ? "" : pred.error().str());
+    if (!pred) return std::string();
+    const auto& n = pred->check.notes;
+    auto it = std::find_if(n.begin(), n.end(), [](const std::string& s) { return s.find("tokens per rank") != s.npos; });
+    return it == n.end() ? std::string() : *it;
+  };
+  const std::string note = noted("tp=1,pp=1,dp=1,cp=1,mbs=1,gbs=1");
+  EXPECT_NE(note.find("attention over 32768 tokens per rank"), std::string::npos) << note;
+  EXPECT_NE(note.find("at most 8192 tokens"), std::string::npos) << note;
+  EXPECT_NE(note.find("--model one-layer --seq 32768 --tp 1 --cp 1 --mbs 1"), std::string::npos) << note;
+  EXPECT_EQ(noted("tp=1,pp=1,dp=1,cp=2,mbs=1,gbs=1"), "");
 }
 
 }  // namespace

@@ -3,13 +3,13 @@
 // to the GPU program (`scalescope-calibrate --gemm-shapes FILE`) and to the attention timing
 // (validation/attention/measure_attention.py --shapes FILE).
 //
-// GEMMs of one layer on one tensor-parallel rank, t = mbs * seq tokens, h hidden, q / k query / kv widths,
+// GEMMs of one layer on one tensor-parallel rank, t = mbs * seq / cp tokens, h hidden, q / k query / kv widths,
 // f ffn width, V vocab (each of q, k, f, V divided by tp), cuBLAS layouts as gemm_shapes.hpp (forward NN
 // (out, t, in), dgrad TN (in, t, out), wgrad NT (out, in, t)):
 //   attention inputs: fused qkv (q + 2k), and separate q, k (v has k's shape) as Hugging Face models run them;
 //   attention output (in q, out h); MLP: swiglu fused gate+up (2f) and separate gate / up (f), down (in f);
 //   gelu fc1 (f) and fc2 (in f); LM head (V). Each with forward, dgrad and wgrad.
-// Attention: batch mbs, heads / tp, kv heads / tp (at least 1), head size, seq, causal.
+// Attention: batch mbs, heads / tp, kv heads / tp (at least 1), head size, seq / cp, causal.
 // Repeated problems are listed once (labels joined).
 #pragma once
 
@@ -43,6 +43,10 @@ struct ShapeRequest {
   std::vector<int> micro_batches{1, 2, 4};
   std::vector<int> seqs;  ///< empty: the model's seq_len
   std::vector<int> tps{1};
+  /// Context-parallel sizes: a rank runs mbs * seq / cp tokens and causal attention over seq / cp (the diagonal step
+  /// of the ring; models/src/cp_costs.cpp prices the other steps at that shape's rate). cp values whose 2 cp does not
+  /// divide seq (Megatron's rule) are skipped.
+  std::vector<int> cps{1};
   std::vector<int> eps{1};  ///< MoE models: expert-parallel sizes (the tokens per expert of each)
   std::vector<std::string> dtypes{"bf16"};
   /// Packed-document lengths (plan key packed_doc_tokens): each also adds the attention shape a packed plan is
@@ -50,7 +54,7 @@ struct ShapeRequest {
   std::vector<int> packed_doc_tokens;
 };
 
-/// The shapes of `models` at every (micro-batch, seq, tp) of `request`; tp values that do not divide a model's
+/// The shapes of `models` at every (micro-batch, seq, tp, cp) of `request`; tp values that do not divide a model's
 /// heads, kv heads (or exceed them) and ffn are skipped for that model. Fails on an unknown dtype or a
 /// non-positive size.
 Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSpec>& models,

@@ -218,6 +218,9 @@ class ComputeModel {
   void set_interference(Interference f, std::string source);
   /// Measured attention rows in use (0 without a profile `attention` section).
   std::size_t attention_rows() const { return attention_.size(); }
+  /// The longest sequence of the measured whole-sequence attention rows (flash, cudnn; not varlen documents), 0
+  /// without any: beyond it a shape's rate is held at the nearest rows' (predict() notes plans far past it).
+  std::int64_t longest_attention_seq() const;
   /// Every input the model uses, with provenance and source, in a fixed order.
   std::vector<SourcedValue> inputs() const;
 
