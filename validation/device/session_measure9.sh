@@ -6,6 +6,8 @@
 #       the median of 5 processes, at 1x32 (the prediction) and 1x256 (reported beside it))
 #   MEASURE_PROCS=3 ... (session 16): each measured shape is the median of 3 processes, not one process's timing
 #       (a host-bound step differs 14-28% between processes, session 14: the measurement is as noisy as the input)
+#   ATTENTION_MAX_SEQ=4096 ... (session 24): also predict with only the calibration's attention rows of at most 4,096
+#       tokens, a control for the long-sequence set s24
 #   MEASURE_STEPS=20 ...: timed steps per measured shape (default 10), 20 as the host timing times its shapes
 #   BLIND9_SESSION_DIR=DIR ...: predict from the traces and calibration session_traces9.sh wrote on THIS lease (DIR
 #       holds TAG-gpu.json, TAG-attention.json, traces/) instead of session 9's (another lease: session 16's H200
@@ -47,7 +49,7 @@ stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure${RUN_STEPS_SMI:+ --smi}"  # RUN_STEPS_SMI=1: clocks per shape
 
 HOST_SHAPES=1x32; HOST_PROC=""; HT=1
-case $SET in s15|s16|s17|s18|s19|s20) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
+case $SET in s15|s16|s17|s18|s19|s20|s24) HOST_SHAPES=1x32,1x256; HOST_PROC="--processes 5"; HT=2 ;; esac
 stamp "1. host-bound timing ($HOST_SHAPES $HOST_PROC)"
 timeout $(( 120 * HT )) $RS --program gpt-ln --model validation/programs/gpt-ln-0.5b.json --shapes $HOST_SHAPES \
   --steps 20 $HOST_PROC --out $D/host-gpt-ln.json >> $LOG 2>&1
@@ -58,6 +60,7 @@ pack
 stamp "2. predictions (before any measured shape)"
 SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 120 python3 validation/programs/blind9.py predict --gpu $TAG --scalescope devbin/scalescope --host-dir $D \
   --set $SET --host-shapes $HOST_SHAPES ${BLIND9_SESSION_DIR:+--session-dir $BLIND9_SESSION_DIR} --work $D/stacks \
+  ${ATTENTION_MAX_SEQ:+--attention-max-seq $ATTENTION_MAX_SEQ} \
   -o $D/predictions.json >> $LOG 2>&1
 echo "predict exit $?" | tee -a $LOG
 pack

@@ -83,8 +83,16 @@ SHAPES20 = {
     "gpt-ln": ["3x768", "6x768", "4x1536", "9x1024", "12x1024", "5x3072"],
     "hf-llama": ["4x768", "5x768", "3x1536", "7x1024", "5x2048", "3x3072"],
 }
+# Session 24: long sequences (6K-16K tokens), beyond every earlier set and beyond the 4,096-token attention grid; the
+# lease's calibration measures attention at these lengths too (devbin/shapes.json with --seq ... 16384), so the
+# prediction prices them from rows at their own shapes; `--attention-max-seq 4096` adds a control that sees only the
+# rows of at most 4,096 tokens (validation/attention/longseq24: such a grid prices 8K-32K attention 23-65% slow).
+SHAPES24 = {
+    "gpt-ln": ["1x6144", "1x8192", "2x8192", "1x12288", "3x8192", "1x16384"],
+    "hf-llama": ["1x6144", "2x6144", "1x8192", "1x12288", "2x8192", "1x16384"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
-              "s19": SHAPES19, "s20": SHAPES20}
+              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -111,13 +119,14 @@ def shape_key(row):
     return f"{row['micro_batch']}x{row['seq']}" + (f"x{m}" if m > 1 else "")
 
 
-def simulate(bin_, prog, shape, gpu, framework, session):
+def simulate(bin_, prog, shape, gpu, framework, session, attention=None):
     mbs, seq, *micro = (int(x) for x in shape.split("x"))
     p = PROGRAMS[prog]
     gbs = mbs * (micro[0] if micro else 1)
     plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={gbs},seq={seq},precision={p['precision']}"
+    attention = attention or f"{session}/{gpu}-attention.json"
     out, err = run([bin_, "simulate", "--model", p["model"], "--cluster", CLUSTER[gpu], "--gpus", "1", "--plan", plan,
-                    "--framework", framework, "--calibration", f"{session}/{gpu}-gpu.json,{session}/{gpu}-attention.json",
+                    "--framework", framework, "--calibration", f"{session}/{gpu}-gpu.json,{attention}",
                     "--format", "json"])
     doc = json.loads(out)
     return {"step_time_s": doc["step_time_s"], "memory_allocated_GiB": doc["memory_peak_GiB"] - doc["memory"]["overhead_GiB"],
@@ -132,6 +141,15 @@ def cmd_predict(a):
              "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "host_shape": host_shapes[0], "other_host_shapes": host_shapes[1:], "shape_set": a.set, "programs": {}}
     os.makedirs(a.work, exist_ok=True)
+    grid = None  # the control: the lease's attention rows of at most --attention-max-seq tokens
+    if a.attention_max_seq:
+        with open(os.path.join(ROOT, session, f"{a.gpu}-attention.json")) as f:
+            doc = json.load(f)
+        doc["rows"] = [r for r in doc["rows"] if r["seq"] <= a.attention_max_seq]
+        grid = os.path.join(a.work, f"{a.gpu}-attention-le{a.attention_max_seq}.json")
+        with open(grid, "w") as f:
+            json.dump(doc, f, indent=1)
+        preds["attention_max_seq"] = a.attention_max_seq
     for prog, p in PROGRAMS.items():
         with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
             meta = json.load(f)
@@ -155,6 +173,8 @@ def cmd_predict(a):
                          "builtin": simulate(a.scalescope, prog, shape, a.gpu, "pytorch-eager", session)})
             for hs in host_shapes[1:]:
                 rows[-1][f"imported_host_{hs}"] = simulate(a.scalescope, prog, shape, a.gpu, stacks[hs], session)
+            if grid:
+                rows[-1]["imported_attention_grid"] = simulate(a.scalescope, prog, shape, a.gpu, stack, session, grid)
             print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
         rel = lambda f: os.path.relpath(f, ROOT) if f.startswith(ROOT) else f  # noqa: E731
         preds["programs"][prog] = {"stack": rel(stack), "host_step_time_s": host_rows[host_shapes[0]]["step_time_s"],
@@ -206,6 +226,7 @@ def cmd_report(a):
              f"memory measured (GiB) | imported (GiB) | error |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     errs = {"imported": [], "builtin": [], "memory": []}
     variants = {hs: [] for hs in preds.get("other_host_shapes", [])}  # imported with another host-timing shape
+    grid_errors = []  # imported, attention priced from the rows of at most attention_max_seq tokens
     for prog, pp in preds["programs"].items():
         with open(os.path.join(a.measured_dir, f"measured-{prog}.json")) as f:
             meas = {shape_key(r): r for r in json.load(f)["rows"]}
@@ -224,6 +245,8 @@ def cmd_report(a):
             errs["memory"].append(abs(e_m))
             for hs, v in variants.items():
                 v.append(row[f"imported_host_{hs}"]["step_time_s"] / t - 1)
+            if "imported_attention_grid" in row:
+                grid_errors.append(row["imported_attention_grid"]["step_time_s"] / t - 1)
             lines.append(f"| {prog} | {row['shape']} | {t:.4f} | {row['imported']['step_time_s']:.4f} | {100 * e_i:+.1f}% | "
                          f"{row['builtin']['step_time_s']:.4f} | {100 * e_b:+.1f}% | {mem:.2f} | "
                          f"{row['imported']['memory_allocated_GiB']:.2f} | {100 * e_m:+.1f}% |")
@@ -241,6 +264,10 @@ def cmd_report(a):
         lines.append(f"- imported stack with the host timing at {hs} instead of {preds.get('host_shape', HOST_SHAPE)}"
                      f", step time: {stats([abs(e) for e in v])} (signed: "
                      + ", ".join(f"{100 * e:+.1f}%" for e in v) + ")")
+    if grid_errors:
+        lines.append(f"- imported stack with attention rows of at most {preds['attention_max_seq']} tokens only, step "
+                     f"time: {stats([abs(e) for e in grid_errors])} (signed: "
+                     + ", ".join(f"{100 * e:+.1f}%" for e in grid_errors) + ")")
     lines += clock_lines(preds, a.measured_dir)
     text = "\n".join(lines) + "\n"
     if a.out:
@@ -259,12 +286,14 @@ def main():
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
                     "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
-                    "clocks, prepared in session 19)")
+                    "clocks, prepared in session 19, s24: long sequences, session 24)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "
                     "(DIR/GPU-gpu.json, DIR/GPU-attention.json) to predict from, as session_traces9.sh writes them "
                     "(default validation/session9/GPU: session 9's, another lease)")
+    pr.add_argument("--attention-max-seq", type=int, default=0, help="also predict with only the calibration's "
+                    "attention rows of at most this many tokens (\"imported_attention_grid\", a control)")
     pr.add_argument("--work", default="/tmp/blind9")
     pr.add_argument("-o", "--out", required=True)
     sh = sub.add_parser("shapes", help="print a set's shapes of one program, comma-separated")
