@@ -29,11 +29,12 @@ ModelSpec small() {
   return m;
 }
 
-// One GEMM row traced at T = b s = 2 x 1024 = 2048 tokens.
-std::shared_ptr<StackProfile> traced_stack() {
-  auto doc = parse_json_text(R"J({"schema": "scalescope.stack/1", "name": "traced",
+// One GEMM row traced at T = b s tokens (default 2 x 1024 = 2048).
+std::shared_ptr<StackProfile> traced_stack(int b = 2, const std::string& name = "traced") {
+  auto doc = parse_json_text(R"J({"schema": "scalescope.stack/1", "name": ")J" + name + R"J(",
       "phases": {"layer_forward": [{"name": "g", "kind": "gemm", "m": "H", "n": "T", "k": "H", "time_s": 0.001}]},
-      "trace": {"symbols": {"b": 2, "s": 1024, "T": 2048, "H": 1024}},
+      "trace": {"symbols": {"b": )J" + std::to_string(b) + R"J(, "s": 1024, "T": )J" + std::to_string(b * 1024) +
+                                 R"J(, "H": 1024}},
       "memory": {"weights": "2*P", "grads": "4*P", "optimizer": "12*P", "activations_per_layer": "34*T*H"}})J",
                              "t.json");
   EXPECT_TRUE(doc.has_value());
@@ -76,6 +77,23 @@ TEST(TraceDistanceNote, StacksWithoutATraceAreNotNoted) {
                       rig.compute, {});
   ASSERT_TRUE(pred.has_value()) << pred.error().str();
   for (const auto& n : pred->check.notes) EXPECT_EQ(n.find("was traced at"), std::string::npos) << n;
+}
+
+TEST(TraceDistanceNote, SeveralTracesOfAProgramEachPriceThePlansNearThem) {
+  // Traced at 2 x 1024 = 2048 and 16 x 1024 = 16384 tokens per micro-batch. mbs 4 (4096 tokens): |ln 2| against
+  // |ln 4|, the first; mbs 8 (8192): |ln 4| against |ln 2|, the second; in either order of the list.
+  auto m = ComputeModel::datasheet(load_cluster_by_name_or_path("dgx-h100-8").value().gpu_spec()).value();
+  const auto short_trace = traced_stack(2, "short"), long_trace = traced_stack(16, "long");
+  auto name_for = [&](int mbs) { return m.stack_for(small(), parse_plan("mbs=" + std::to_string(mbs) + ",gbs=" + std::to_string(mbs)).value()).name; };
+  m.set_stacks({short_trace, long_trace});
+  EXPECT_EQ(name_for(4), "short");
+  EXPECT_EQ(name_for(8), "long");
+  m.set_stacks({long_trace, short_trace});
+  EXPECT_EQ(name_for(4), "short");
+  EXPECT_EQ(name_for(8), "long");
+  // The first stack that applies is not imported (the built-in fused): it prices every plan, as before.
+  m.set_stacks({load_stack("fused").value(), long_trace, short_trace});
+  EXPECT_EQ(name_for(8), "fused");
 }
 
 }  // namespace

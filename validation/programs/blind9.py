@@ -91,8 +91,14 @@ SHAPES24 = {
     "gpt-ln": ["1x6144", "1x8192", "2x8192", "1x12288", "3x8192", "1x16384"],
     "hf-llama": ["1x6144", "2x6144", "1x8192", "1x12288", "2x8192", "1x16384"],
 }
+# Session 24, second check: each program priced from two traces (4x768 or 2x1536, and 2x8192), each shape by the trace
+# nearest its tokens per micro-batch (validation/session24/nearest_trace.py); none of these measured before.
+SHAPES25 = {
+    "gpt-ln": ["3x1536", "2x2560", "3x2560", "1x10240", "2x6144", "4x5120"],
+    "hf-llama": ["2x2560", "1x5120", "3x2560", "1x10240", "2x5120", "1x20480"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
-              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24}
+              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 

@@ -188,7 +188,9 @@ class ComputeModel {
   const std::string& gpu_name() const { return gpu_name_; }
   bool has_profile() const { return !profile_source_.empty(); }
   /// The software stacks whose kernels layer_cost() prices (stack_profile.hpp): for a plan, the first one whose
-  /// `applies` holds (stack_for); the built-in `fused` stack unless set.
+  /// `applies` holds (stack_for); when that one is imported (has a trace), the applicable imported stack traced
+  /// nearest the plan's tokens per micro-batch (|log T / T_trace|, ties to the earlier); the built-in `fused` stack
+  /// unless set.
   const std::shared_ptr<const StackProfile>& stack() const;
   const StackProfile& stack_for(const ModelSpec& spec, const Plan& plan) const;
   /// Whether some stack applies to the plan (predict() refuses a plan no stack describes).
