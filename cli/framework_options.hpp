@@ -18,7 +18,8 @@ inline void add_framework_options(CLI::App* sub, FrameworkOptions& o) {
                   "Megatron-style, the default; pytorch-eager: plain PyTorch with autocast, FSDP2 for zero=2/3, as "
                   "validation/harness runs it) or a stack profile file (scalescope.stack/1, e.g. from `scalescope import "
                   "torch-trace` of your own job). Several, comma-separated: each plan takes the first whose "
-                  "`applies` holds (docs/stack-profile.md)")
+                  "`applies` holds; when that one is imported, the imported one traced nearest the plan's tokens per "
+                  "micro-batch (docs/stack-profile.md)")
       ->default_str("fused");
   sub->add_option("--memory-bandwidth-factor,--eager-bandwidth-factor", o.bandwidth_factor,
                   "Fraction of the measured elementwise bandwidth that the stack's rows marked bandwidth_factor reach "

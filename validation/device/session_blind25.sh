@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Session 24, one H200, one call (about 5 minutes): the measurements of the second blind check (validation/session24,
 # "Second check"): blind9.py set s25, each shape the median of 3 processes of 10 timed steps, after the predictions
-# (validation/session24/blind25/predictions.json) were committed; this script refuses to run without them.
+# (validation/session24/blind19-h200-s25/predictions.json) were committed; this script refuses to run without them.
 set -uo pipefail
 : "${OUT:?run on the device machine (OUT is its output folder)}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-P=validation/session24/blind25/predictions.json
+P=validation/session24/blind19-h200-s25/predictions.json
 [ -s $P ] || { echo "$0: no $P: the predictions come first" >&2; exit 1; }
 D=/tmp/blind25; rm -rf $D; mkdir -p $D
 source validation/device/guard.sh

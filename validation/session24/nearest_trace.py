@@ -4,8 +4,8 @@ traces, the short one of the first check (gpt-ln 4x768, hf-llama 2x1536: traces9
 one of its diagnostic (2x8192: longtrace-h200/traces); `--framework short.json,long.json` lets each shape take the
 stack traced nearest its tokens per micro-batch (ComputeModel::stack_for). Also each trace alone, for comparison.
 Calibration: the first check's lease (traces9-h200-s24); host timing: its 1x32 timing (blind19-h200-s24).
-  nearest_trace.py predict -o validation/session24/blind25/predictions.json   (offline, committed before measuring)
-  nearest_trace.py report --dir validation/session24/blind25                  (after measured-*.json came back)"""
+  nearest_trace.py predict -o validation/session24/blind19-h200-s25/predictions.json   (offline, committed before measuring)
+  nearest_trace.py report --dir validation/session24/blind19-h200-s25                 (after measured-*.json came back)"""
 import argparse
 import datetime
 import json
