@@ -290,41 +290,10 @@ const std::shared_ptr<const StackProfile>& ComputeModel::stack() const {
   return stacks_.empty() ? fused : stacks_.front();
 }
 
-namespace {
-
-/// The tokens per micro-batch (`T` = b s) a stack was traced at, 0 without a trace.
-double traced_tokens(const StackProfile& s) {
-  const int slot = s.symbols().find("T");
-  if (!s.trace || slot < 0 || s.trace_values().empty()) return 0.0;
-  return s.trace_values()[static_cast<std::size_t>(slot)];
-}
-
-}  // namespace
-
 const StackProfile& ComputeModel::stack_for(const ModelSpec& spec, const Plan& plan) const {
-  // The first stack that applies; when it is an imported one (it has a trace), the imported stack that applies and
-  // was traced nearest the plan's tokens per micro-batch (|log(T / T_trace)|, ties to the earlier): a trace moved
-  // far from its shape carries the calibration's size dependence, which grew faster than two programs' training
-  // kernels did (validation/session24), so several traces of one program each price the plans near them.
-  const StackProfile* first = nullptr;
-  const StackProfile* nearest = nullptr;
-  double best = 0.0;
-  const double tokens = static_cast<double>(plan.mbs) * spec.seq_len;
-  for (const auto& s : stacks_) {
-    if (!s->applies_to(spec, plan)) continue;
-    const double traced = traced_tokens(*s);
-    if (!first) {
-      first = s.get();
-      if (!(traced > 0.0) || !(tokens > 0.0)) return *first;
-    }
-    if (!(traced > 0.0)) continue;
-    const double d = std::fabs(std::log(tokens / traced));
-    if (!nearest || d < best) {
-      nearest = s.get();
-      best = d;
-    }
-  }
-  return nearest ? *nearest : first ? *first : *stack();
+  if (stacks_.empty()) return *stack();
+  auto chosen = select_stack(stacks_, spec, plan);
+  return chosen ? **chosen : *stack();
 }
 
 bool ComputeModel::has_stack_for(const ModelSpec& spec, const Plan& plan) const {

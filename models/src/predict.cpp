@@ -48,27 +48,23 @@ void note_attention_beyond_rows(PlanCheck& check, const ModelSpec& model, const 
       std::to_string(plan.tp) + " --cp " + std::to_string(plan.cp) + " --mbs " + std::to_string(plan.mbs));
 }
 
-/// A note when an imported stack (one with a trace) prices a plan whose tokens per micro-batch and rank (`T`) are more
+/// A note when an imported stack (one with a trace) prices a plan whose tokens per micro-batch (`T` = b s) are more
 /// than twice or less than half the traced ones: traced kernels are moved by the ratio of the calibration's rates at
 /// the two shapes, and those rates grew with size faster than two programs' kernels did in their training steps
 /// (moved 2-8x on an H200: 4-7% fast; from traces at the plans' own size: 2%; validation/session24).
-void note_trace_far_from_plan(PlanCheck& check, const ModelSpec& model, const Plan& plan, const StackProfile& stack,
-                              const CostOptions& costs) {
-  const int slot = stack.symbols().find("T");
-  if (!stack.trace || slot < 0 || stack.trace_values().empty()) return;
-  const double traced = stack.trace_values()[static_cast<std::size_t>(slot)];
-  const double planned = stack.bind(model, plan, costs.flash_attention, costs.dropout,
-                                    costs.vocab_multiple)[static_cast<std::size_t>(slot)];
+void note_trace_far_from_plan(PlanCheck& check, const ModelSpec& model, const Plan& plan, const StackProfile& stack) {
+  const double traced = stack.traced_tokens();
+  const double planned = static_cast<double>(plan.mbs) * model.seq_len;
   if (!(traced > 0.0) || !(planned > 0.0) || (planned <= 2.0 * traced && planned >= 0.5 * traced)) return;
-  const double ratio = planned / traced;
   char times[32];
-  std::snprintf(times, sizeof times, "%.1fx", ratio);
+  std::snprintf(times, sizeof times, "%.1fx", planned / traced);
   check.notes.push_back(
       "the stack '" + stack.name + "' was traced at " + std::to_string(std::llround(traced)) +
-      " tokens per micro-batch and rank; this plan runs " + std::to_string(std::llround(planned)) + " (" + times +
+      " tokens per micro-batch; this plan runs " + std::to_string(std::llround(planned)) + " (" + times +
       "): its kernels are moved by the calibration's rates, whose efficiency grew with size faster than training "
       "kernels' did (two programs moved 2-8x on an H200 were predicted 4-7% fast, from traces at their own size "
-      "within 2%: validation/session24); a trace nearer the plan's shape predicts it better");
+      "within 2%: validation/session24); a trace nearer the plan's shape predicts it better, and with several "
+      "(--framework a.json,b.json) each plan takes the nearest");
 }
 
 }  // namespace
@@ -177,7 +173,7 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   Prediction p;
   p.check = std::move(check).value();
   note_attention_beyond_rows(p.check, model, plan, compute);
-  note_trace_far_from_plan(p.check, model, plan, stack, o.build.costs);
+  note_trace_far_from_plan(p.check, model, plan, stack);
   p.graph = std::move(graph).value();
   p.sim = std::move(sim).value();
   p.step_time_s = p.sim.step_time.value;

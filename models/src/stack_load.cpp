@@ -369,8 +369,29 @@ Expected<std::vector<std::shared_ptr<const StackProfile>>> load_stacks(std::stri
 
 Expected<std::shared_ptr<const StackProfile>> select_stack(
     const std::vector<std::shared_ptr<const StackProfile>>& stacks, const ModelSpec& spec, const Plan& plan) {
-  for (const auto& s : stacks)
-    if (s->applies_to(spec, plan)) return s;
+  // The first stack that applies; when it is an imported one (it has a trace), the imported stack that applies and
+  // was traced nearest the plan's tokens per micro-batch (|log(T / T_trace)|, ties to the earlier): a trace moved
+  // far from its shape carries the calibration's size dependence, which grew faster than two programs' training
+  // kernels did (validation/session24), so several traces of one program each price the plans near them.
+  const std::shared_ptr<const StackProfile>* first = nullptr;
+  const std::shared_ptr<const StackProfile>* nearest = nullptr;
+  double best = 0.0;
+  const double tokens = static_cast<double>(plan.mbs) * spec.seq_len;
+  for (const auto& s : stacks) {
+    if (!s->applies_to(spec, plan)) continue;
+    const double traced = s->traced_tokens();
+    if (!first) {
+      first = &s;
+      if (!(traced > 0.0) || !(tokens > 0.0)) return s;
+    }
+    if (!(traced > 0.0)) continue;
+    const double d = std::fabs(std::log(tokens / traced));
+    if (!nearest || d < best) {
+      nearest = &s;
+      best = d;
+    }
+  }
+  if (nearest || first) return nearest ? *nearest : *first;
   std::string names;
   for (const auto& s : stacks) names += (names.empty() ? "" : ", ") + s->source;
   return input_error("--framework", "", "none of the stacks (" + names + ") applies to the plan " + to_string(plan) +

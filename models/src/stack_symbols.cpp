@@ -175,6 +175,12 @@ void StackProfile::eval_vars(std::vector<double>& values, const std::vector<std:
   for (const auto& [slot, e] : vars) values[static_cast<std::size_t>(slot)] = e.eval(values);
 }
 
+double StackProfile::traced_tokens() const {
+  const int slot = table_.find("T");
+  if (!trace || slot < 0 || trace_values_.empty()) return 0.0;
+  return trace_values_[static_cast<std::size_t>(slot)];
+}
+
 bool StackProfile::applies_to(const ModelSpec& spec, const Plan& plan) const {
   if (applies.empty()) return true;
   return applies.eval(bind(spec, plan, true, false, 128)) != 0.0;

@@ -225,6 +225,15 @@ def clock_lines(preds, measured_dir):
     return out
 
 
+def error_stats(v):
+    """'median m%, p90 p%, max x% (n=N)' of |errors| v (fractions)."""
+    if not v:
+        return "n/a"
+    q = sorted(v)
+    p90 = q[min(len(q) - 1, int(round(0.9 * (len(q) - 1))))]
+    return f"median {100 * statistics.median(v):.1f}%, p90 {100 * p90:.1f}%, max {100 * max(v):.1f}% (n={len(v)})"
+
+
 def cmd_report(a):
     with open(a.predictions) as f:
         preds = json.load(f)
@@ -257,12 +266,7 @@ def cmd_report(a):
                          f"{row['builtin']['step_time_s']:.4f} | {100 * e_b:+.1f}% | {mem:.2f} | "
                          f"{row['imported']['memory_allocated_GiB']:.2f} | {100 * e_m:+.1f}% |")
 
-    def stats(v):
-        if not v:
-            return "n/a"
-        q = sorted(v)
-        p90 = q[min(len(q) - 1, int(round(0.9 * (len(q) - 1))))]
-        return f"median {100 * statistics.median(v):.1f}%, p90 {100 * p90:.1f}%, max {100 * max(v):.1f}% (n={len(v)})"
+    stats = error_stats
     lines += ["", f"- imported stack, step time: {stats(errs['imported'])}",
               f"- built-in pytorch-eager, step time: {stats(errs['builtin'])}",
               f"- imported stack, peak allocated memory: {stats(errs['memory'])}"]

@@ -82,12 +82,8 @@ def report(a):
             lines.append(f"| {prog} | {row['shape']} | {t:.4f} | " + " | ".join(cells) + " |")
 
     def stats(v):
-        q = sorted(abs(e) for e in v)
-        if not q:
-            return "n/a"
-        p90 = q[min(len(q) - 1, int(round(0.9 * (len(q) - 1))))]
-        return (f"median {100 * statistics.median(q):.1f}%, p90 {100 * p90:.1f}%, max {100 * q[-1]:.1f}% "
-                f"(n={len(q)}, signed median {100 * statistics.median(v):+.1f}%)")
+        return (blind9.error_stats([abs(e) for e in v]).rstrip(")") +
+                f", signed median {100 * statistics.median(v):+.1f}%)" if v else "n/a")
     lines += [""] + [f"- {v}: {stats(e)}" for v, e in errs.items()]
     text = "\n".join(lines) + "\n"
     if a.out:

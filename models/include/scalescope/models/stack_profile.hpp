@@ -170,6 +170,8 @@ class StackProfile {
   /// The memory symbols at the trace (empty without memory anchors).
   const std::vector<double>& trace_memory_values() const { return trace_memory_values_; }
   bool applies_to(const ModelSpec& spec, const Plan& plan) const;
+  /// The tokens per micro-batch (`T` = b s) the stack was traced at; 0 for a stack without a trace.
+  double traced_tokens() const;
 
  private:
   friend Expected<StackProfile> stack_from_json(const Json&, const std::string&);
@@ -190,9 +192,11 @@ const std::vector<std::string>& stack_memory_extra_symbols();
 Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file);
 /// A built-in name (`fused`, `megatron` (= fused), `pytorch-eager`, `pytorch-eager-autocast`) or a file.
 Expected<std::shared_ptr<const StackProfile>> load_stack(std::string_view name_or_path);
-/// Several stacks, comma-separated: the first whose `applies` holds for a plan is used (select_stack).
+/// Several stacks, comma-separated: which one prices a plan is select_stack's rule.
 Expected<std::vector<std::shared_ptr<const StackProfile>>> load_stacks(std::string_view names_or_paths);
-/// The first stack of `stacks` that applies to `plan`, or an input error naming the plan.
+/// The first stack of `stacks` that applies to `plan`; when that one is imported (has a trace), the applicable
+/// imported stack traced nearest the plan's tokens per micro-batch (|log T / T_trace|, ties to the earlier); or an
+/// input error naming the plan.
 Expected<std::shared_ptr<const StackProfile>> select_stack(
     const std::vector<std::shared_ptr<const StackProfile>>& stacks, const ModelSpec& spec, const Plan& plan);
 /// The JSON document of a built-in stack (e.g. to start an imported stack from its memory rules).
