@@ -6,7 +6,7 @@ compute model's attention efficiency is measured instead of assumed.
                                                      batch 1, 2, 4, seq 2048-8192)
   measure_attention.py OUT.json --shapes SHAPES.json the shapes a model's plans run (`scalescope calibrate shapes`
                                                      writes them: {"attention": [{batch, heads, kv_heads, head_dim,
-                                                     seq, causal, label?, backend?}]}; rows of backend "varlen"
+                                                     seq, causal, label?, backend?, dropout?}]}; rows of backend "varlen"
                                                      (--packed-doc-tokens) are timed with torch's varlen_attn)
 FLOPs counted as in the compute model: forward 4*b*h*s^2*d / 2 (causal), backward 2.5x forward (FlashAttention-2
 convention). The output (schema scalescope.attention-measurement/1, rows with batch, heads, kv_heads, head_dim, seq,
@@ -103,18 +103,19 @@ def measure(sh, backend="flash"):
     if sh.get("backend") == "varlen":
         return measure_varlen(sh)
     b, heads, kv, d, s, causal = (sh[k] for k in ("batch", "heads", "kv_heads", "head_dim", "seq", "causal"))
+    p = float(sh.get("dropout", 0.0))  # attention dropout inside the kernel (SDPA dropout_p), 0 for none
     q = torch.randn(b, heads, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     v = torch.randn(b, kv, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     gqa = kv != heads
     with sdpa_kernel(BACKENDS[backend][0]):
         fwd, fwd_issue, fwd_ok = queued_gpu_time(
-            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa))
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa, dropout_p=p))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa, dropout_p=p)
         g = torch.randn_like(out)
 
         def fb():  # gradients returned, not accumulated into q.grad (a training step's attention backward does not add)
-            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa, dropout_p=p)
             torch.autograd.grad(o, (q, k, v), g)
         both, both_issue, both_ok = queued_gpu_time(fb)
     if not (fwd_ok and both_ok):
@@ -122,8 +123,9 @@ def measure(sh, backend="flash"):
               f"before them (issue {1e6 * fwd_issue:.0f} / {1e6 * both_issue:.0f} us per call): the row may count "
               "host time", file=sys.stderr)
     flops_f = 4 * b * heads * s * s * d / (2 if causal else 1)
+    extra = {"dropout": p} if p else {}
     return dict(model=sh.get("label", ""), batch=b, seq=s, heads=heads, kv_heads=kv, head_dim=d, causal=causal,
-                dtype="bf16", backend=backend, fwd_s=fwd, fwd_bwd_s=both, bwd_s=max(both - fwd, 1e-9), fwd_TFLOPS=flops_f / fwd / 1e12,
+                dtype="bf16", backend=backend, **extra, fwd_s=fwd, fwd_bwd_s=both, bwd_s=max(both - fwd, 1e-9), fwd_TFLOPS=flops_f / fwd / 1e12,
                 bwd_TFLOPS=2.5 * flops_f / max(both - fwd, 1e-9) / 1e12)
 
 
