@@ -139,6 +139,14 @@ def simulate(bin_, prog, shape, gpu, framework, session, attention=None):
             "host_wait_s": doc["breakdown"]["host_wait_s"], "warnings": [l for l in err.splitlines() if "warning" in l]}
 
 
+def import_trace(scalescope, trace, model, mbs, seq, host_step_time_s, host_shape, meta, name, out):
+    """`scalescope import torch-trace` of one recorded step (TRACE.json.gz with its run_steps.py META) into OUT."""
+    run([scalescope, "import", "torch-trace", trace, "--model", model, "--micro-batch", str(mbs), "--seq", str(seq),
+         "--host-step-time", str(host_step_time_s), "--host-shape", host_shape, "--step-time",
+         str(meta["unprofiled"]["step_time_s"]), "--software", f"torch {meta['environment']['torch']}", "--name", name,
+         "-o", out, "-q"])
+
+
 def cmd_predict(a):
     session = a.session_dir or f"validation/session9/{a.gpu}"
     meta_dir = f"{session}/traces"
@@ -167,11 +175,8 @@ def cmd_predict(a):
                 raise SystemExit(f"{a.host_dir}/host-{prog}.json: no step_time_s for the host shape {hs}")
             stacks[hs] = os.path.join(a.work, f"stack-{prog}-{a.gpu}" + ("" if hs == host_shapes[0] else f"-host{hs}")
                                       + ".json")
-            run([a.scalescope, "import", "torch-trace", f"{meta_dir}/{p['trace']}.json.gz", "--model", p["model"],
-                 "--micro-batch", str(p["mbs"]), "--seq", str(p["seq"]), "--host-step-time",
-                 str(host_rows[hs]["step_time_s"]), "--host-shape", hs, "--step-time",
-                 str(meta["unprofiled"]["step_time_s"]), "--software", f"torch {meta['environment']['torch']}",
-                 "--name", f"{prog}-{a.gpu}", "-o", stacks[hs], "-q"])
+            import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
+                         host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks[hs])
         stack = stacks[host_shapes[0]]
         rows = []
         for shape in SHAPE_SETS[a.set][prog]:

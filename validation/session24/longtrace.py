@@ -34,11 +34,8 @@ def main():
         meta = json.load(open(os.path.join(a.traces, name + ".meta.json")))
         host = {blind9.shape_key(r): r for r in json.load(open(os.path.join(check, f"host-{prog}.json")))["rows"]}
         stack = os.path.join(work, f"stack-{prog}.json")
-        blind9.run([a.scalescope, "import", "torch-trace", os.path.join(a.traces, name + ".json.gz"), "--model",
-                    prog_def["model"], "--micro-batch", "2", "--seq", "8192", "--host-step-time",
-                    str(host["1x32"]["step_time_s"]), "--host-shape", "1x32", "--step-time",
-                    str(meta["unprofiled"]["step_time_s"]), "--software", f"torch {meta['environment']['torch']}",
-                    "--name", f"{prog}-h200-2x8192", "-o", stack, "-q"])
+        blind9.import_trace(a.scalescope, os.path.join(a.traces, name + ".json.gz"), prog_def["model"], 2, 8192,
+                            host["1x32"]["step_time_s"], "1x32", meta, f"{prog}-h200-2x8192", stack)
         measured = {blind9.shape_key(r): r for r in json.load(open(os.path.join(check, f"measured-{prog}.json")))["rows"]}
         blind_rows = {r["shape"]: r for r in preds["programs"][prog]["rows"]}
         for shape in blind9.SHAPE_SETS["s24"][prog]:

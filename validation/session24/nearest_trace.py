@@ -39,11 +39,8 @@ def predict(a):
             name = f"{prog}-mbs{mbs}-seq{seq}"
             meta = json.load(open(os.path.join(ROOT, folder, name + ".meta.json")))
             stacks[tag] = os.path.join(work, f"stack-{prog}-{tag}.json")
-            blind9.run([a.scalescope, "import", "torch-trace", f"{folder}/{name}.json.gz", "--model", p["model"],
-                        "--micro-batch", str(mbs), "--seq", str(seq), "--host-step-time",
-                        str(host["1x32"]["step_time_s"]), "--host-shape", "1x32", "--step-time",
-                        str(meta["unprofiled"]["step_time_s"]), "--software", f"torch {meta['environment']['torch']}",
-                        "--name", f"{prog}-{tag}", "-o", stacks[tag], "-q"])
+            blind9.import_trace(a.scalescope, f"{folder}/{name}.json.gz", p["model"], mbs, seq,
+                                host["1x32"]["step_time_s"], "1x32", meta, f"{prog}-{tag}", stacks[tag])
         rows = []
         for shape in blind9.SHAPE_SETS["s25"][prog]:
             row = {"shape": shape}
