@@ -38,6 +38,15 @@ const PieceCosts& PieceCostCache::get(const models::Plan& plan) {
 }
 
 double PieceCostCache::tp_collective_time(const models::Plan& plan, CollOp op, double bytes) {
+  // The stages' first ranks are first0 + stage * stride (rank order tp-cp-dp-pp): plans of the same groups share
+  // the answer.
+  const int first0 = models::plan_rank(plan, 0, 0, 0);
+  const int stride = plan.pp > 1 ? models::plan_rank(plan, 1, 0, 0) - first0 : 0;
+  const auto stages_key = std::make_tuple(static_cast<int>(op), plan.tp, plan.pp, first0, stride, bytes);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = stages_.find(stages_key); it != stages_.end()) return it->second;
+  }
   double best = -1;
   std::vector<int> ranks(static_cast<std::size_t>(plan.tp));
   for (int stage = 0; stage < plan.pp; ++stage) {
@@ -55,7 +64,10 @@ double PieceCostCache::tp_collective_time(const models::Plan& plan, CollOp op, d
       coll_.try_emplace(key, t);
     }
     if (best < 0 || t < best) best = t;
+    assert(first == first0 + stage * stride && "tp_collective_time: stages' first ranks not evenly spaced");
   }
+  std::lock_guard lock(mutex_);
+  stages_.try_emplace(stages_key, best);
   return best;
 }
 

@@ -295,6 +295,8 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
          "route: rank out of range");
   std::vector<int> out;
   if (keyed != nullptr) *keyed = false;
+  memo.tie_index = -1;
+  memo.only_pair_keyed = false;
   if (src_rank == dst_rank) return out;
   const int na = node_of(src_rank), nb = node_of(dst_rank);
   const bool rails = rail_symmetric_ && na != nb;
@@ -360,6 +362,8 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
     assert(best < kCostInf && "route: no inter-node path (validated at load)");
     memo.best = best, memo.ties = ties;
     memo.own_si = memo.own_dj = -1;
+    memo.pair_route.resize(un * un);
+    memo.pair_route_known.assign(un * un, 0);
     if (rails) {  // the GPUs' own rails where they cost no more
       const int own_a = own_nic_[ga], own_b = own_nic_[gb];
       if (memo.pair_cost[static_cast<std::size_t>(own_a) * un + static_cast<std::size_t>(own_b)] == best)
@@ -369,18 +373,25 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   int si = memo.own_si, dj = memo.own_dj;
   if (keyed != nullptr && si < 0 && memo.ties > 1) *keyed = true;
   std::size_t k = pick(h, hop++, memo.ties);
+  if (si < 0) memo.tie_index = static_cast<int>(k);
   for (std::size_t p = 0; p < un * un && si < 0; ++p)
     if (memo.pair_cost[p] == memo.best && k-- == 0) si = static_cast<int>(p / un), dj = static_cast<int>(p % un);
+  const std::size_t pair = static_cast<std::size_t>(si) * un + static_cast<std::size_t>(dj);
+  if (memo.pair_route_known[pair]) {
+    memo.only_pair_keyed = true;
+    return memo.pair_route[pair];
+  }
+  bool walk_keyed = false;  // a tie on the walks below went by the hash: the route is this key's only
   const auto gi = static_cast<std::size_t>(na * nics + si),
              gj = static_cast<std::size_t>(nb * nics + dj);
   // Without GPUDirect RDMA each side passes through host memory of its GPU's NUMA node.
   const int mem_a = gpudirect_rdma_ ? -1 : gpu_mem_tv_[static_cast<std::size_t>(src_rank % gpus_per_node_)];
   const int mem_b = gpudirect_rdma_ ? -1 : gpu_mem_tv_[static_cast<std::size_t>(dst_rank % gpus_per_node_)];
   if (mem_a >= 0) {
-    walk_template(na, static_cast<int>(ga), mem_a, false, h, hop, out, keyed);
-    walk_template(na, mem_a, nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out, keyed);
+    walk_template(na, static_cast<int>(ga), mem_a, false, h, hop, out, &walk_keyed);
+    walk_template(na, mem_a, nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out, &walk_keyed);
   } else {
-    walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out, keyed);
+    walk_template(na, static_cast<int>(ga), nic_tv_[static_cast<std::size_t>(si)], false, h, hop, out, &walk_keyed);
   }
   out.push_back(nic_up_[gi]);
   // Destination routing balances the destinations of a leaf over its up-ports: rail-aligned leaves hold one NIC
@@ -388,13 +399,20 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   const std::int64_t dest = fabric_routing_ != FabricRouting::destination ? -1
                             : rail_aligned_leaves_                        ? static_cast<std::int64_t>(nb)
                                                                           : static_cast<std::int64_t>(gj);
-  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, dest, hop, out, keyed);
+  walk_fabric(leaf_of_nic_[gi], leaf_of_nic_[gj], h, dest, hop, out, &walk_keyed);
   out.push_back(nic_down_[gj]);
   if (mem_b >= 0) {
-    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], mem_b, false, h, hop, out, keyed);
-    walk_template(nb, mem_b, static_cast<int>(gb), false, h, hop, out, keyed);
+    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], mem_b, false, h, hop, out, &walk_keyed);
+    walk_template(nb, mem_b, static_cast<int>(gb), false, h, hop, out, &walk_keyed);
   } else {
-    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop, out, keyed);
+    walk_template(nb, nic_tv_[static_cast<std::size_t>(dj)], static_cast<int>(gb), false, h, hop, out, &walk_keyed);
+  }
+  if (walk_keyed) {
+    if (keyed != nullptr) *keyed = true;
+  } else {
+    memo.pair_route[pair] = out;
+    memo.pair_route_known[pair] = 1;
+    memo.only_pair_keyed = true;
   }
   return out;
 }

@@ -278,13 +278,18 @@ CollResult CollectiveModel::analytical_concurrent(CollOp op, std::span<const int
   auto g = impl_->group(ranks);
   if (g->n < 2 || siblings.empty()) return analytical(op, ranks, size);
   coll::Choice ch = impl_->choose(op, *g, size.value, {}, {});
-  // Unit flows per link of every group's pattern (channels 0..c-1, as the pattern's own share).
-  std::vector<int> flows(static_cast<std::size_t>(impl_->cluster.num_links()), 0);
+  // Unit flows per link of every group's pattern (channels 0..c-1, as the pattern's own share), and the links
+  // they touch; the counts are kept zeroed between calls (a cluster of 128k GPUs has millions of links).
+  thread_local std::vector<int> flows;
+  thread_local std::vector<int> touched;
+  flows.resize(static_cast<std::size_t>(impl_->cluster.num_links()), 0);
+  touched.clear();
   auto add = [&](coll::Group& grp) {
     const coll::Pattern& pat = impl_->pattern(grp, op, ch.algorithm);
     const int c = std::min(ch.channels, pat.channels());
     for (std::uint32_t r = 0; r < pat.routes_in(c); ++r)
-      for (int l : pat.route(r)) ++flows[static_cast<std::size_t>(l)];
+      for (int l : pat.route(r))
+        if (flows[static_cast<std::size_t>(l)]++ == 0) touched.push_back(l);
   };
   add(*g);
   // Only siblings with a rank on one of the group's nodes are counted: they meet its flows on the
@@ -302,11 +307,14 @@ CollResult CollectiveModel::analytical_concurrent(CollOp op, std::span<const int
     auto sg = impl_->group(s);
     if (sg->n >= 2) add(*sg);
   }
+  // The tightest link, the lowest-numbered of equally tight ones (ascending order, as a scan of every link).
+  std::sort(touched.begin(), touched.end());
   coll::Share share;
-  for (std::size_t l = 0; l < flows.size(); ++l) {
-    if (flows[l] == 0) continue;
-    const double r = impl_->usable[l] / flows[l];
-    if (r < share.rate * (1.0 - 1e-12)) share = coll::Share{r, static_cast<int>(l), flows[l]};
+  for (int l : touched) {
+    int& f = flows[static_cast<std::size_t>(l)];
+    const double r = impl_->usable[static_cast<std::size_t>(l)] / f;
+    if (r < share.rate * (1.0 - 1e-12)) share = coll::Share{r, l, f};
+    f = 0;
   }
   ch.share = share;
   ch.cap_binds = ch.unit_cap <= share.rate;

@@ -93,16 +93,23 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
   std::vector<int> best;
   double best_score = kInf;
   Cluster::RouteMemo direct, via_proxy;  // the candidates differ only in their keys: NIC-pair costs once
+  // Candidates whose key chose only the NIC pair (no proxy, no other tie on the way) give one route per pair:
+  // once each of the tied pairs has been tried, the remaining keys can only repeat one (never strictly better).
+  std::vector<char> pair_tried;
+  std::size_t pairs_tried = 0;
+  bool every_key = false;
   for (int t = 0; t < candidates; ++t) {
     const std::uint64_t k = t == 0 ? key : mix_key(key, static_cast<std::uint64_t>(t));
     // Whether a key broke a tie in any route below: if none did, every other key gives the same candidate.
     bool keyed = false;
     std::vector<int> r = cluster_.route(src, dst, k, &keyed, direct);
+    bool proxied = false;
     // PXN: leave the node through the NIC of the GPU that shares the destination's local index
     // (its rail), reached over NVLink, when that crosses fewer fabric links.
     if (!cluster_.same_node(src, dst) && src % G != dst % G) {
       const int proxy = cluster_.node_of(src) * G + dst % G;
       if (in_group[static_cast<std::size_t>(proxy)]) {
+        proxied = true;
         bool keyed1 = false;
         std::vector<int> r1 = cluster_.route(src, proxy, k, &keyed1);
         keyed = keyed || keyed1;
@@ -129,6 +136,14 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
       best_score = score;
     }
     if (!keyed) break;  // the other candidates are this one (destination-routed fabrics, own-rail NICs)
+    if (every_key || proxied || !direct.only_pair_keyed || direct.tie_index < 0) {
+      every_key = true;  // this key may have chosen more than the NIC pair
+      continue;
+    }
+    pair_tried.resize(direct.tie_pairs(), 0);
+    auto& tried = pair_tried[static_cast<std::size_t>(direct.tie_index)];
+    if (!tried) tried = 1, ++pairs_tried;
+    if (pairs_tried == direct.tie_pairs()) break;
   }
   return best;
 }

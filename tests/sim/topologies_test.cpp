@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "cluster_test_util.hpp"
 
@@ -187,6 +189,34 @@ TEST(Topologies, RailOptimizedBisectionIsHalfTheNics) {
   // the first half (equal to the 16 leaves' 32 uplinks each) at 50 GB/s = 25,600 GB/s.
   const Cluster c = must_load(topology_file("h100-rail-ndr"));
   EXPECT_NEAR(to_GBps(c.bisection_bandwidth()), 25600.0, 1e-6);
+}
+
+TEST(Topologies, ReusedRouteMemoGivesEachKeysRouteAndNamesItsNicPair) {
+  const Cluster c = must_load(topology_file("h100-rail-ndr"));
+  // GPU 0 shares its PCIe switch with NICs 0 and 1 (node file). Node 0 -> node 1 (one block of 32 nodes): the
+  // rail-0 and rail-1 pairs each meet on their rail's leaf (6 links); a cross-rail pair climbs to a spine, so 2
+  // pairs tie. Node 0 -> node 32 (the next block): every one of the 2 x 2 pairs goes via a spine (8 links): 4 tie.
+  for (const auto& [dst, ties] : {std::pair{8, 2u}, std::pair{32 * 8, 4u}}) {
+    Cluster::RouteMemo memo;
+    std::set<int> taken;
+    for (std::uint64_t key = 0; key < 64; ++key) {
+      bool keyed = false, keyed_fresh = false;
+      const std::vector<int> r = c.route(0, dst, key, &keyed, memo);
+      EXPECT_EQ(r, c.route(0, dst, key, &keyed_fresh)) << "dst " << dst << " key " << key;
+      EXPECT_TRUE(keyed);  // the NIC pair went by the key
+      EXPECT_EQ(keyed, keyed_fresh);
+      EXPECT_EQ(memo.tie_pairs(), ties);
+      EXPECT_TRUE(memo.only_pair_keyed);  // one GPU-NIC path per NIC, destination-routed fabric
+      ASSERT_GE(memo.tie_index, 0);
+      taken.insert(memo.tie_index);
+    }
+    EXPECT_EQ(taken.size(), ties) << "64 keys take every tied pair";
+  }
+  // Inside a node no NIC pair is chosen.
+  Cluster::RouteMemo memo;
+  bool keyed = false;
+  EXPECT_FALSE(c.route(0, 1, 0, &keyed, memo).empty());
+  EXPECT_EQ(memo.tie_index, -1);
 }
 
 TEST(Topologies, GpusOptionRoundsUpToWholeNodes) {

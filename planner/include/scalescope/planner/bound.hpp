@@ -78,6 +78,8 @@ class PieceCostCache {
   mutable std::mutex mutex_;
   std::map<Key, PieceCosts> cache_;  // node-based: references stay valid
   std::map<std::tuple<int, int, int, double>, double> coll_;  // (op, first rank, tp, bytes) -> seconds
+  // (op, tp, pp, first rank of stage 0, ranks between stages, bytes) -> the smallest of the stages' times
+  std::map<std::tuple<int, int, int, int, int, double>, double> stages_;
 };
 
 /// The lower bound of the header comment, in seconds.

@@ -223,6 +223,19 @@ class Cluster {
     std::size_t ties = 0;
     int own_si = -1, own_dj = -1;  ///< the GPUs' own rails where they cost no more (rail-symmetric), else -1
     std::vector<std::int64_t> pair_cost;
+    /// The route through each (source NIC, destination NIC) pair, once walked without a hashed choice on the way
+    /// (the walks' ties, not the NIC pair's): every flow key then gives the same route through that pair.
+    std::vector<std::vector<int>> pair_route;
+    std::vector<char> pair_route_known;
+
+   public:
+    /// Of the last route() between nodes: the index of its NIC pair among the pairs of least cost (0 ... ties-1,
+    /// or -1 when it took the GPUs' own rails or crossed no fabric), and whether the key chose nothing else on
+    /// it. When every one of the `tie_pairs()` pairs was taken by a key that chose nothing else, any other key
+    /// gives one of those routes.
+    int tie_index = -1;
+    bool only_pair_keyed = false;
+    std::size_t tie_pairs() const { return ties; }
   };
   /// route() reusing `memo` when it holds the same pair of nodes and local GPUs (the same route, faster).
   std::vector<int> route(int src_rank, int dst_rank, std::uint64_t flow_key, bool* keyed, RouteMemo& memo) const;
