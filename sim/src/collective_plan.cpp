@@ -142,7 +142,10 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
     }
     pair_tried.resize(direct.tie_pairs(), 0);
     auto& tried = pair_tried[static_cast<std::size_t>(direct.tie_index)];
-    if (!tried) tried = 1, ++pairs_tried;
+    if (!tried) {
+      tried = 1;
+      ++pairs_tried;
+    }
     if (pairs_tried == direct.tie_pairs()) break;
   }
   return best;
