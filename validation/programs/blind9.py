@@ -31,6 +31,12 @@ PROGRAMS = {
                "precision": "bf16"},
     "hf-llama": {"model": "validation/programs/hf-llama-0.9b/config.json", "trace": "hf-llama-mbs2-seq1536", "mbs": 2,
                  "seq": 1536, "precision": "mixed"},
+    # Session 25: two programs never traced, timed or predicted before (transformers' Qwen3 and GPT-NeoX, from the
+    # public Qwen3-0.6B and Pythia-1B configs), each traced at 4,096 tokens per micro-batch (validation/session25).
+    "hf-qwen3": {"model": "validation/programs/hf-qwen3-0.6b/config.json", "trace": "hf-qwen3-mbs2-seq2048", "mbs": 2,
+                 "seq": 2048, "precision": "mixed"},
+    "hf-neox": {"model": "validation/programs/hf-pythia-1b/config.json", "trace": "hf-neox-mbs4-seq1024", "mbs": 4,
+                "seq": 1024, "precision": "mixed"},
 }
 # Shapes measured in the second call (never traced or timed before the predictions), smallest first.
 SHAPES = {
@@ -97,8 +103,14 @@ SHAPES25 = {
     "gpt-ln": ["3x1536", "2x2560", "3x2560", "1x10240", "2x6144", "4x5120"],
     "hf-llama": ["2x2560", "1x5120", "3x2560", "1x10240", "2x5120", "1x20480"],
 }
+# Session 25: the two new programs (PROGRAMS above) at 2,048-8,192 tokens per micro-batch, 0.5-2x their traces'; none
+# traced, timed or measured before the predictions (validation/session25/README.md).
+SHAPES_N25 = {
+    "hf-qwen3": ["1x2048", "3x1024", "1x4096", "2x3072", "3x2048", "1x8192"],
+    "hf-neox": ["2x1024", "8x512", "2x2048", "6x1024", "3x2048", "4x2048"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
-              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25}
+              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -164,7 +176,8 @@ def cmd_predict(a):
         with open(grid, "w") as f:
             json.dump(doc, f, indent=1)
         preds["attention_max_seq"] = a.attention_max_seq
-    for prog, p in PROGRAMS.items():
+    for prog in SHAPE_SETS[a.set]:  # the set's programs
+        p = PROGRAMS[prog]
         with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
             meta = json.load(f)
         with open(os.path.join(a.host_dir, f"host-{prog}.json")) as f:
@@ -301,7 +314,7 @@ def main():
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
                     "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
-                    "clocks, prepared in session 19, s24: long sequences, session 24)")
+                    "clocks, prepared in session 19, s24: long sequences, session 24; n25: two new programs, session 25)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "

@@ -11,6 +11,7 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
             torch.optim.AdamW with its defaults.
   gpt-ln-fp8  gpt-ln with the transformer layers' linears in FP8 (fp8_linear.py: torch._scaled_mm, tensorwise
             dynamic scaling, e4m3 forward / e5m2 gradients); embedding and LM head bf16.
+  hf-qwen3, hf-neox  transformers' Qwen3ForCausalLM / GPTNeoXForCausalLM from a config.json, as hf-llama (session 25).
   moe       a Mixtral-style MoE decoder (moe.py, scalescope native model JSON with the MoE keys): pure bf16, AdamW
             like gpt-ln; experts via torch._grouped_mm; routing from $MOE_ROUTING (balanced, the default, or
             learned).
@@ -149,6 +150,37 @@ def make_hf_llama(config_file, layers, device):
                    lambda m: list(m.model.layers), "mixed")
 
 
+# Other Hugging Face causal LMs, built from a config.json as hf-llama is (fp32 parameters, bf16 autocast, labels passed
+# to the model, torch.optim.AdamW defaults): first run in session 25's blind check (validation/session25).
+HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM"}
+
+
+def make_hf(name, config_file, layers, device):
+    from transformers import AutoConfig, AutoModelForCausalLM
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local config.json only: nothing from a hub
+    cfg = AutoConfig.from_pretrained(os.path.dirname(os.path.abspath(config_file)))
+    if cfg.architectures != [HF_PROGRAMS[name]]:
+        raise SystemExit(f"{config_file}: {name} runs {HF_PROGRAMS[name]}, the file names {cfg.architectures}")
+    if layers:
+        cfg.num_hidden_layers = layers
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").to(dtype=torch.float32)
+    model.train()
+
+    def loss(m, x, y):
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            return m(input_ids=x, labels=y).loss
+
+    def optimizer(params):
+        return torch.optim.AdamW(param_groups(params), lr=1e-4)
+    import transformers
+    notes = [f"transformers {transformers.__version__} {HF_PROGRAMS[name]}, sdpa", "fp32 params, bf16 autocast",
+             "torch.optim.AdamW defaults"]
+    return Program(name, model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer,
+                   lambda m: list(m.base_model.layers), "mixed")
+
+
 def make_moe(model_file, layers, device, routing=None, ep_group=None):
     import moe
     cfg = moe.load_config(model_file)
@@ -175,6 +207,8 @@ def make(program, model_file, layers=0, device=None, routing=None, ep_group=None
         return make_hf_llama(model_file, layers, device)
     if base == "moe":
         return make_moe(model_file, layers, device, routing, ep_group)
+    if base in HF_PROGRAMS:
+        return make_hf(base, model_file, layers, device)
     raise SystemExit(f"unknown program '{program}'")
 
 
