@@ -542,8 +542,9 @@ import glob as _glob
 blind19 = sorted(_glob.glob("validation/session*/blind19-*/report.md"), key=lambda f: (len(f.split("/")[1]), f))
 if blind19:
     lines += ["## Blind one-GPU check of the trace import (issue 19)", "",
-              "Two training programs that are not validation/harness (validation/programs: gpt-ln, a GPT in pure bf16;",
-              "hf-llama, transformers' LlamaForCausalLM under autocast), each predicted at 6 shapes never traced or timed",
+              "Training programs that are not validation/harness (validation/programs: gpt-ln, a GPT in pure bf16;",
+              "hf-llama, transformers' LlamaForCausalLM under autocast; from session 25 also hf-qwen3 and hf-neox,",
+              "transformers' Qwen3 and GPT-NeoX, never seen before that check), each predicted at 6 shapes never traced or timed",
               "from ONE profiler trace at one shape and one unprofiled host-bound timing, by the commit named, BEFORE the",
               "shapes ran (validation/device/session_measure9.sh; the session's README beside each run). Regenerate a",
               "table with `python3 validation/programs/blind9.py report --predictions DIR/predictions.json --measured-dir",

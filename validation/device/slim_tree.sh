@@ -20,6 +20,7 @@ git sparse-checkout set --no-cone '/*' \
   '!/validation/session9/*/traces/*.json.gz' \
   '!/validation/session1[7-8]/*/traces/*.json.gz' \
   '!/validation/session24/*/traces/*.json.gz' \
+  '!/validation/session25/*/traces/*.json.gz' \
   '/validation/session9/h100/traces/gpt-ln-mbs4-seq768.json.gz'
 present=$(git ls-files -t | awk '$1 == "H" {print substr($0, 3)}' | tr '\n' '\0' | du -cb --files0-from=- | tail -1 | cut -f1)
 echo "$0: $(git ls-files -t | grep -c '^S') tracked files left out; the working tree's tracked files: $present bytes" \
