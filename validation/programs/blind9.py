@@ -109,8 +109,16 @@ SHAPES_N25 = {
     "hf-qwen3": ["1x2048", "3x1024", "1x4096", "2x3072", "3x2048", "1x8192"],
     "hf-neox": ["2x1024", "8x512", "2x2048", "6x1024", "3x2048", "4x2048"],
 }
+# Session 25, second check: the same two programs in steps of several micro-batches (MBSxSEQxM, gradients accumulated:
+# the import's accumulation rows, shaped on gpt-ln and hf-llama in session 17), 4,096-16,384 tokens per step at
+# GPU-bound micro-batch sizes; priced from the same traces; none measured before.
+SHAPES_M25 = {
+    "hf-qwen3": ["1x4096x2", "2x3072x2", "1x8192x2", "2x4096x3", "4x2048x2", "1x6144x3"],
+    "hf-neox": ["4x1024x2", "2x2048x3", "8x512x4", "4x2048x2", "3x2048x2", "6x1024x3"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
-              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25}
+              "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25,
+              "m25": SHAPES_M25}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -314,7 +322,7 @@ def main():
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
                     "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
-                    "clocks, prepared in session 19, s24: long sequences, session 24; n25: two new programs, session 25)")
+                    "clocks, prepared in session 19, s24: long sequences, session 24; n25, m25: two new programs, session 25)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "
