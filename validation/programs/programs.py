@@ -127,9 +127,10 @@ def make_gpt_ln(model_file, layers, device, fp8=False):
                    optimizer, lambda m: list(m.blocks), "fp8" if fp8 else "bf16")
 
 
-def make_hf_llama(config_file, layers, device):
-    from transformers import AutoModelForCausalLM, LlamaConfig
-    cfg = LlamaConfig.from_json_file(config_file)
+def _hf_program(name, arch, cfg, layers, device, blocks):
+    """A Hugging Face causal LM from its config `cfg` (class `arch`): fp32 parameters under bf16 autocast, SDPA, labels
+    passed to the model (its own shifted, fp32-upcast loss), torch.optim.AdamW with its defaults."""
+    from transformers import AutoModelForCausalLM
     if layers:
         cfg.num_hidden_layers = layers
     torch.manual_seed(0)
@@ -144,41 +145,29 @@ def make_hf_llama(config_file, layers, device):
     def optimizer(params):
         return torch.optim.AdamW(param_groups(params), lr=1e-4)
     import transformers
-    notes = [f"transformers {transformers.__version__} LlamaForCausalLM, sdpa", "fp32 params, bf16 autocast",
+    notes = [f"transformers {transformers.__version__} {arch}, sdpa", "fp32 params, bf16 autocast",
              "torch.optim.AdamW defaults"]
-    return Program("hf-llama", model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer,
-                   lambda m: list(m.model.layers), "mixed")
+    return Program(name, model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer, blocks, "mixed")
 
 
-# Other Hugging Face causal LMs, built from a config.json as hf-llama is (fp32 parameters, bf16 autocast, labels passed
-# to the model, torch.optim.AdamW defaults): first run in session 25's blind check (validation/session25).
+def make_hf_llama(config_file, layers, device):
+    from transformers import LlamaConfig
+    return _hf_program("hf-llama", "LlamaForCausalLM", LlamaConfig.from_json_file(config_file), layers, device,
+                       lambda m: list(m.model.layers))
+
+
+# Other Hugging Face causal LMs, built from a config.json as hf-llama is: first run in session 25's blind check
+# (validation/session25).
 HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM"}
 
 
 def make_hf(name, config_file, layers, device):
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local config.json only: nothing from a hub
     cfg = AutoConfig.from_pretrained(os.path.dirname(os.path.abspath(config_file)))
     if cfg.architectures != [HF_PROGRAMS[name]]:
         raise SystemExit(f"{config_file}: {name} runs {HF_PROGRAMS[name]}, the file names {cfg.architectures}")
-    if layers:
-        cfg.num_hidden_layers = layers
-    torch.manual_seed(0)
-    with torch.device(device):
-        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").to(dtype=torch.float32)
-    model.train()
-
-    def loss(m, x, y):
-        with torch.autocast(device.type, dtype=torch.bfloat16):
-            return m(input_ids=x, labels=y).loss
-
-    def optimizer(params):
-        return torch.optim.AdamW(param_groups(params), lr=1e-4)
-    import transformers
-    notes = [f"transformers {transformers.__version__} {HF_PROGRAMS[name]}, sdpa", "fp32 params, bf16 autocast",
-             "torch.optim.AdamW defaults"]
-    return Program(name, model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer,
-                   lambda m: list(m.base_model.layers), "mixed")
+    return _hf_program(name, HF_PROGRAMS[name], cfg, layers, device, lambda m: list(m.base_model.layers))
 
 
 def make_moe(model_file, layers, device, routing=None, ep_group=None):
