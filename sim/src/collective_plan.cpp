@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <unordered_map>
 
 namespace scalescope::coll {
 
@@ -87,12 +88,13 @@ class PatternBuilder::Accumulator {
 };
 
 std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key, const std::vector<int>& counts,
-                                            const std::vector<char>& in_group, int candidates) const {
+                                            const std::vector<char>& in_group, int candidates,
+                                            Cluster::RouteMemo& direct) const {
   const int G = cluster_.gpus_per_node();
   if (candidates > 1 && !cluster_.same_node(src, dst)) candidates = std::max(candidates, kInterNodeCandidates);
   std::vector<int> best;
   double best_score = kInf;
-  Cluster::RouteMemo direct, via_proxy;  // the candidates differ only in their keys: NIC-pair costs once
+  Cluster::RouteMemo via_proxy;  // the candidates differ only in their keys: NIC-pair costs once (also `direct`)
   // Candidates whose key chose only the NIC pair (no proxy, no other tie on the way) give one route per pair:
   // once each of the tied pairs has been tried, the remaining keys can only repeat one (never strictly better).
   std::vector<char> pair_tried;
@@ -232,16 +234,36 @@ std::vector<int> ring_order(const Cluster& c, const Group& g, int k) {
 
 
 
+/// The route memos of a pattern's edges, so that an edge met again (the same GPU pair in another channel) reuses
+/// its NIC-pair costs and routes. Bounded: past kMaxMemos edges every new edge shares one memo (refilled as needed).
+class EdgeMemos {
+ public:
+  Cluster::RouteMemo& at(int a, int b) {
+    const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32 |
+                              static_cast<std::uint32_t>(b);
+    if (auto it = memos_.find(key); it != memos_.end()) return it->second;
+    if (memos_.size() >= kMaxMemos) return shared_;
+    return memos_[key];
+  }
+
+ private:
+  static constexpr std::size_t kMaxMemos = 4096;
+  std::unordered_map<std::uint64_t, Cluster::RouteMemo> memos_;
+  Cluster::RouteMemo shared_;
+};
+
 }  // namespace
 
 void PatternBuilder::build_ring(const Group& g, int channels, Pattern& out) const {
   Accumulator acc(*this, out, static_cast<std::size_t>(cluster_.num_links()));
   const auto in = membership(cluster_, g);
+  EdgeMemos memos;
   for (int k = 0; k < channels; ++k) {
     const std::vector<int> order = ring_order(cluster_, g, k);
     for (std::size_t i = 0; i < order.size(); ++i) {
       const int a = order[i], b = order[(i + 1) % order.size()];
-      acc.add(pick_route(a, b, static_cast<std::uint64_t>(k), acc.counts(), in, kRouteCandidates), b);
+      const auto key = static_cast<std::uint64_t>(k);
+      acc.add(pick_route(a, b, key, acc.counts(), in, kRouteCandidates, memos.at(a, b)), b);
     }
     acc.end_channel();
   }
@@ -263,6 +285,10 @@ void PatternBuilder::build_bcast(const Group& g, const Pattern& ring, Pattern& o
 void PatternBuilder::build_tree(const Group& g, int channels, Pattern& out) const {
   Accumulator acc(*this, out, static_cast<std::size_t>(cluster_.num_links()));
   const auto in = membership(cluster_, g);
+  EdgeMemos memos;
+  auto pick = [&](int a, int b, std::uint64_t key) {
+    return pick_route(a, b, key, acc.counts(), in, kRouteCandidates, memos.at(a, b));
+  };
   for (int k = 0; k < channels; ++k) {
     const int tree = k % 2;
     std::vector<int> heads;
@@ -273,8 +299,8 @@ void PatternBuilder::build_tree(const Group& g, int channels, Pattern& out) cons
       heads.push_back(chain.front());
       for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
         const auto key = static_cast<std::uint64_t>(k);
-        acc.add(pick_route(chain[i + 1], chain[i], key, acc.counts(), in, kRouteCandidates), chain[i]);  // up
-        acc.add(pick_route(chain[i], chain[i + 1], key, acc.counts(), in, kRouteCandidates), chain[i + 1]);  // down
+        acc.add(pick(chain[i + 1], chain[i], key), chain[i]);  // up
+        acc.add(pick(chain[i], chain[i + 1], key), chain[i + 1]);  // down
       }
     }
     for (int j = 0; j < g.nodes; ++j) {
@@ -282,8 +308,8 @@ void PatternBuilder::build_tree(const Group& g, int channels, Pattern& out) cons
       if (p < 0) continue;
       const int child = heads[static_cast<std::size_t>(j)], parent = heads[static_cast<std::size_t>(p)];
       const auto key = static_cast<std::uint64_t>(k);
-      acc.add(pick_route(child, parent, key, acc.counts(), in, kRouteCandidates), parent);
-      acc.add(pick_route(parent, child, key, acc.counts(), in, kRouteCandidates), child);
+      acc.add(pick(child, parent, key), parent);
+      acc.add(pick(parent, child, key), child);
     }
     acc.end_channel();
   }
@@ -294,11 +320,12 @@ void PatternBuilder::build_pairwise(const Group& g, int per_pair, Pattern& out) 
   const auto in = membership(cluster_, g);
   // Balancing over ECMP candidates costs a few route look-ups per flow: keep it for small groups.
   const int candidates = g.n <= 64 ? kRouteCandidates : 1;
+  Cluster::RouteMemo memo;  // one pair after the other: refilled when the pair changes
   for (int a : g.ranks)
     for (int b : g.ranks) {
       if (a == b) continue;
       for (int q = 0; q < per_pair; ++q)
-        acc.add(pick_route(a, b, static_cast<std::uint64_t>(q), acc.counts(), in, candidates), b);
+        acc.add(pick_route(a, b, static_cast<std::uint64_t>(q), acc.counts(), in, candidates, memo), b);
     }
   acc.end_channel();
 }
@@ -309,8 +336,9 @@ void PatternBuilder::build_p2p(const Group& g, int per_pair, Pattern& out) const
   for (int i = 0; i < g.n; ++i) {
     const int a = g.ranks[static_cast<std::size_t>(i)], b = g.ranks[static_cast<std::size_t>((i + 1) % g.n)];
     if (a == b) continue;
+    Cluster::RouteMemo memo;
     for (int q = 0; q < per_pair; ++q)
-      acc.add(pick_route(a, b, static_cast<std::uint64_t>(q), acc.counts(), in, kRouteCandidates), b);
+      acc.add(pick_route(a, b, static_cast<std::uint64_t>(q), acc.counts(), in, kRouteCandidates, memo), b);
   }
   acc.end_channel();
 }

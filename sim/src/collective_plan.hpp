@@ -87,8 +87,9 @@ class PatternBuilder {
 
  private:
   class Accumulator;
+  /// `memo` holds what route() learnt of the pair (src, dst) before (or anything, for another pair): the same routes.
   std::vector<int> pick_route(int src, int dst, std::uint64_t key, const std::vector<int>& counts,
-                              const std::vector<char>& in_group, int candidates) const;
+                              const std::vector<char>& in_group, int candidates, Cluster::RouteMemo& memo) const;
 
   const Cluster& cluster_;
   std::span<const double> usable_;
