@@ -94,7 +94,9 @@ std::vector<int> PatternBuilder::pick_route(int src, int dst, std::uint64_t key,
   if (candidates > 1 && !cluster_.same_node(src, dst)) candidates = std::max(candidates, kInterNodeCandidates);
   std::vector<int> best;
   double best_score = kInf;
-  Cluster::RouteMemo via_proxy;  // the candidates differ only in their keys: NIC-pair costs once (also `direct`)
+  // The candidates differ only in their keys: `direct` (the caller's, for this pair) and `via_proxy` keep the
+  // NIC-pair costs and routes between them.
+  Cluster::RouteMemo via_proxy;
   // Candidates whose key chose only the NIC pair (no proxy, no other tie on the way) give one route per pair:
   // once each of the tied pairs has been tried, the remaining keys can only repeat one (never strictly better).
   std::vector<char> pair_tried;
@@ -232,8 +234,6 @@ std::vector<int> ring_order(const Cluster& c, const Group& g, int k) {
   return order;
 }
 
-
-
 /// The route memos of a pattern's edges, so that an edge met again (the same GPU pair in another channel) reuses
 /// its NIC-pair costs and routes. Bounded: past kMaxMemos edges every new edge shares one memo (refilled as needed).
 class EdgeMemos {
@@ -260,9 +260,9 @@ void PatternBuilder::build_ring(const Group& g, int channels, Pattern& out) cons
   EdgeMemos memos;
   for (int k = 0; k < channels; ++k) {
     const std::vector<int> order = ring_order(cluster_, g, k);
+    const auto key = static_cast<std::uint64_t>(k);
     for (std::size_t i = 0; i < order.size(); ++i) {
       const int a = order[i], b = order[(i + 1) % order.size()];
-      const auto key = static_cast<std::uint64_t>(k);
       acc.add(pick_route(a, b, key, acc.counts(), in, kRouteCandidates, memos.at(a, b)), b);
     }
     acc.end_channel();
@@ -333,10 +333,10 @@ void PatternBuilder::build_pairwise(const Group& g, int per_pair, Pattern& out) 
 void PatternBuilder::build_p2p(const Group& g, int per_pair, Pattern& out) const {
   Accumulator acc(*this, out, static_cast<std::size_t>(cluster_.num_links()));
   const auto in = membership(cluster_, g);
+  Cluster::RouteMemo memo;  // one pair after the other: refilled when the pair changes
   for (int i = 0; i < g.n; ++i) {
     const int a = g.ranks[static_cast<std::size_t>(i)], b = g.ranks[static_cast<std::size_t>((i + 1) % g.n)];
     if (a == b) continue;
-    Cluster::RouteMemo memo;
     for (int q = 0; q < per_pair; ++q)
       acc.add(pick_route(a, b, static_cast<std::uint64_t>(q), acc.counts(), in, kRouteCandidates, memo), b);
   }
