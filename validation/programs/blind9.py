@@ -37,6 +37,16 @@ PROGRAMS = {
                  "seq": 2048, "precision": "mixed"},
     "hf-neox": {"model": "validation/programs/hf-pythia-1b/config.json", "trace": "hf-neox-mbs4-seq1024", "mbs": 4,
                 "seq": 1024, "precision": "mixed"},
+    # Session 26: an MoE program never traced, timed or predicted before (transformers' Qwen3MoeForCausalLM with
+    # Qwen3-30B-A3B's layers, bf16 parameters), traced at 2x2048; two variants of its model (top-4 routing, 64
+    # experts) run by the same program and priced from the SAME trace and host timing ("stack_of"), never traced.
+    # "builtin": the built-in stack beside the import (pytorch-eager has no MoE rows; fused is Megatron-Core's).
+    "hf-qwen3-moe": {"model": "validation/programs/hf-qwen3-30b-a3b-l8/config.json", "trace": "hf-qwen3-moe-mbs2-seq2048",
+                     "mbs": 2, "seq": 2048, "precision": "bf16", "builtin": "fused"},
+    "hf-qwen3-moe-top4": {"model": "validation/programs/hf-qwen3-30b-a3b-l8-top4/config.json", "program": "hf-qwen3-moe",
+                          "stack_of": "hf-qwen3-moe", "precision": "bf16", "builtin": "fused"},
+    "hf-qwen3-moe-e64": {"model": "validation/programs/hf-qwen3-30b-a3b-l8-e64/config.json", "program": "hf-qwen3-moe",
+                         "stack_of": "hf-qwen3-moe", "precision": "bf16", "builtin": "fused"},
 }
 # Shapes measured in the second call (never traced or timed before the predictions), smallest first.
 SHAPES = {
@@ -116,9 +126,17 @@ SHAPES_M25 = {
     "hf-qwen3": ["1x4096x2", "2x3072x2", "1x8192x2", "2x4096x3", "4x2048x2", "1x6144x3"],
     "hf-neox": ["4x1024x2", "2x2048x3", "8x512x4", "4x2048x2", "3x2048x2", "6x1024x3"],
 }
+# Session 26: the MoE program at 1,024-8,192 tokens per micro-batch (0.25-2x its trace's), and its two model variants
+# at the trace's shape and at 8,192 tokens; none traced, timed or measured before the predictions
+# (validation/session26/README.md).
+SHAPES_Q26 = {
+    "hf-qwen3-moe": ["1x1024", "1x2048", "4x1024", "1x4096", "2x4096", "4x2048", "1x8192"],
+    "hf-qwen3-moe-top4": ["2x2048", "1x8192"],
+    "hf-qwen3-moe-e64": ["2x2048", "1x8192"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
               "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25,
-              "m25": SHAPES_M25}
+              "m25": SHAPES_M25, "q26": SHAPES_Q26}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -184,25 +202,31 @@ def cmd_predict(a):
         with open(grid, "w") as f:
             json.dump(doc, f, indent=1)
         preds["attention_max_seq"] = a.attention_max_seq
+    imported = {}  # program -> (meta, host rows, stacks per host shape)
     for prog in SHAPE_SETS[a.set]:  # the set's programs
         p = PROGRAMS[prog]
-        with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
-            meta = json.load(f)
-        with open(os.path.join(a.host_dir, f"host-{prog}.json")) as f:
-            host_rows = {shape_key(r): r for r in json.load(f)["rows"]}
-        stacks = {}
-        for hs in host_shapes:  # one imported stack per host-timing shape; the first is the primary prediction
-            if "step_time_s" not in host_rows.get(hs, {}):
-                raise SystemExit(f"{a.host_dir}/host-{prog}.json: no step_time_s for the host shape {hs}")
-            stacks[hs] = os.path.join(a.work, f"stack-{prog}-{a.gpu}" + ("" if hs == host_shapes[0] else f"-host{hs}")
-                                      + ".json")
-            import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
-                         host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks[hs])
+        if "stack_of" in p:  # another model of a traced program: that program's trace, host timing and stacks
+            meta, host_rows, stacks = imported[p["stack_of"]]
+        else:
+            with open(os.path.join(ROOT, meta_dir, p["trace"] + ".meta.json")) as f:
+                meta = json.load(f)
+            with open(os.path.join(a.host_dir, f"host-{prog}.json")) as f:
+                host_rows = {shape_key(r): r for r in json.load(f)["rows"]}
+            stacks = {}
+            for hs in host_shapes:  # one imported stack per host-timing shape; the first is the primary prediction
+                if "step_time_s" not in host_rows.get(hs, {}):
+                    raise SystemExit(f"{a.host_dir}/host-{prog}.json: no step_time_s for the host shape {hs}")
+                stacks[hs] = os.path.join(a.work, f"stack-{prog}-{a.gpu}" + ("" if hs == host_shapes[0] else
+                                                                              f"-host{hs}") + ".json")
+                import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
+                             host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks[hs])
+            imported[prog] = (meta, host_rows, stacks)
         stack = stacks[host_shapes[0]]
+        builtin = p.get("builtin", "pytorch-eager")
         rows = []
         for shape in SHAPE_SETS[a.set][prog]:
             rows.append({"shape": shape, "imported": simulate(a.scalescope, prog, shape, a.gpu, stack, session),
-                         "builtin": simulate(a.scalescope, prog, shape, a.gpu, "pytorch-eager", session)})
+                         "builtin": simulate(a.scalescope, prog, shape, a.gpu, builtin, session)})
             for hs in host_shapes[1:]:
                 rows[-1][f"imported_host_{hs}"] = simulate(a.scalescope, prog, shape, a.gpu, stacks[hs], session)
             if grid:
@@ -210,6 +234,7 @@ def cmd_predict(a):
             print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
         rel = lambda f: os.path.relpath(f, ROOT) if f.startswith(ROOT) else f  # noqa: E731
         preds["programs"][prog] = {"stack": rel(stack), "host_step_time_s": host_rows[host_shapes[0]]["step_time_s"],
+                                   "builtin_framework": builtin, "model": p["model"],
                                    "trace_clock": meta.get("clock"),
                                    "host": {hs: host_rows[hs] for hs in host_shapes},
                                    "stacks": {hs: rel(f) for hs, f in stacks.items()}, "rows": rows}
@@ -263,7 +288,9 @@ def error_stats(v):
 def cmd_report(a):
     with open(a.predictions) as f:
         preds = json.load(f)
-    lines = [f"| program | shape | measured (s) | imported stack (s) | error | built-in eager (s) | error | "
+    builtins = {pp.get("builtin_framework", "pytorch-eager") for pp in preds["programs"].values()}
+    builtin = "built-in eager" if builtins == {"pytorch-eager"} else "built-in " + "/".join(sorted(builtins))
+    lines = [f"| program | shape | measured (s) | imported stack (s) | error | {builtin} (s) | error | "
              f"memory measured (GiB) | imported (GiB) | error |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     errs = {"imported": [], "builtin": [], "memory": []}
     variants = {hs: [] for hs in preds.get("other_host_shapes", [])}  # imported with another host-timing shape
@@ -294,7 +321,7 @@ def cmd_report(a):
 
     stats = error_stats
     lines += ["", f"- imported stack, step time: {stats(errs['imported'])}",
-              f"- built-in pytorch-eager, step time: {stats(errs['builtin'])}",
+              f"- {builtin.replace('built-in eager', 'built-in pytorch-eager')}, step time: {stats(errs['builtin'])}",
               f"- imported stack, peak allocated memory: {stats(errs['memory'])}"]
     for hs, v in variants.items():
         lines.append(f"- imported stack with the host timing at {hs} instead of {preds.get('host_shape', HOST_SHAPE)}"
@@ -322,7 +349,8 @@ def main():
     pr.add_argument("--set", default="s9", choices=sorted(SHAPE_SETS), help="the shapes to predict (s9: session 9's, "
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
                     "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
-                    "clocks, prepared in session 19, s24: long sequences, session 24; n25, m25: two new programs, session 25)")
+                    "clocks, prepared in session 19, s24: long sequences, session 24; n25, m25: two new programs, session 25; "
+                    "q26: an MoE program and two variants of its model, session 26)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "
@@ -332,6 +360,9 @@ def main():
                     "attention rows of at most this many tokens (\"imported_attention_grid\", a control)")
     pr.add_argument("--work", default="/tmp/blind9")
     pr.add_argument("-o", "--out", required=True)
+    ps = sub.add_parser("programs", help="print a set's programs, one line each: KEY PROGRAM MODEL (PROGRAM: what "
+                        "run_steps.py --program runs, the key unless the entry names another)")
+    ps.add_argument("set", choices=sorted(SHAPE_SETS))
     sh = sub.add_parser("shapes", help="print a set's shapes of one program, comma-separated")
     sh.add_argument("set", choices=sorted(SHAPE_SETS))
     sh.add_argument("program", choices=sorted(PROGRAMS))
@@ -340,6 +371,10 @@ def main():
     rp.add_argument("--measured-dir", required=True)
     rp.add_argument("-o", "--out", default="")
     a = p.parse_args()
+    if a.cmd == "programs":
+        for key in SHAPE_SETS[a.set]:
+            print(key, PROGRAMS[key].get("program", key), PROGRAMS[key]["model"])
+        return 0
     if a.cmd == "shapes":
         print(",".join(SHAPE_SETS[a.set][a.program]))
         return 0

@@ -12,6 +12,8 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
   gpt-ln-fp8  gpt-ln with the transformer layers' linears in FP8 (fp8_linear.py: torch._scaled_mm, tensorwise
             dynamic scaling, e4m3 forward / e5m2 gradients); embedding and LM head bf16.
   hf-qwen3, hf-neox  transformers' Qwen3ForCausalLM / GPTNeoXForCausalLM from a config.json, as hf-llama (session 25).
+  hf-qwen3-moe  transformers' Qwen3MoeForCausalLM from a config.json as hf-llama, but bf16 parameters and AdamW states
+            (under the same autocast); experts by transformers' grouped_mm (torch's grouped GEMM) (session 26).
   moe       a Mixtral-style MoE decoder (moe.py, scalescope native model JSON with the MoE keys): pure bf16, AdamW
             like gpt-ln; experts via torch._grouped_mm; routing from $MOE_ROUTING (balanced, the default, or
             learned).
@@ -127,15 +129,18 @@ def make_gpt_ln(model_file, layers, device, fp8=False):
                    optimizer, lambda m: list(m.blocks), "fp8" if fp8 else "bf16")
 
 
-def _hf_program(name, arch, cfg, layers, device, blocks):
-    """A Hugging Face causal LM from its config `cfg` (class `arch`): fp32 parameters under bf16 autocast, SDPA, labels
-    passed to the model (its own shifted, fp32-upcast loss), torch.optim.AdamW with its defaults."""
+def _hf_program(name, arch, cfg, layers, device, blocks, dtype=torch.float32):
+    """A Hugging Face causal LM from its config `cfg` (class `arch`): `dtype` parameters (fp32 unless said) under bf16
+    autocast, SDPA, labels passed to the model (its own shifted, fp32-upcast loss), torch.optim.AdamW with its
+    defaults. An MoE model runs its experts with transformers' grouped_mm implementation (its default: torch's
+    grouped GEMM; with fp32 weights ATen's fallback, a host-synchronised loop of one GEMM per expert)."""
     from transformers import AutoModelForCausalLM
     if layers:
         cfg.num_hidden_layers = layers
     torch.manual_seed(0)
+    kw = {"experts_implementation": "grouped_mm"} if getattr(cfg, "num_experts", 0) else {}
     with torch.device(device):
-        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").to(dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", **kw).to(dtype=dtype)
     model.train()
 
     def loss(m, x, y):
@@ -145,9 +150,12 @@ def _hf_program(name, arch, cfg, layers, device, blocks):
     def optimizer(params):
         return torch.optim.AdamW(param_groups(params), lr=1e-4)
     import transformers
-    notes = [f"transformers {transformers.__version__} {arch}, sdpa", "fp32 params, bf16 autocast",
-             "torch.optim.AdamW defaults"]
-    return Program(name, model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer, blocks, "mixed")
+    notes = [f"transformers {transformers.__version__} {arch}, sdpa",
+             ("fp32" if dtype == torch.float32 else "bf16") + " params, bf16 autocast", "torch.optim.AdamW defaults"]
+    if kw:
+        notes.append(f"experts: {model.config._experts_implementation}")
+    return Program(name, model, cfg.to_dict(), cfg.vocab_size, notes, loss, optimizer, blocks,
+                   "mixed" if dtype == torch.float32 else "bf16")
 
 
 def make_hf_llama(config_file, layers, device):
@@ -157,8 +165,10 @@ def make_hf_llama(config_file, layers, device):
 
 
 # Other Hugging Face causal LMs, built from a config.json as hf-llama is: first run in session 25's blind check
-# (validation/session25).
-HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM"}
+# (validation/session25); hf-qwen3-moe (session 26) with bf16 parameters, as transformers 5 loads an MoE checkpoint
+# (dtype "auto") and as its experts' grouped GEMM needs (validation/session26).
+HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM", "hf-qwen3-moe": "Qwen3MoeForCausalLM"}
+HF_DTYPES = {"hf-qwen3-moe": torch.bfloat16}
 
 
 def make_hf(name, config_file, layers, device):
@@ -167,7 +177,8 @@ def make_hf(name, config_file, layers, device):
     cfg = AutoConfig.from_pretrained(os.path.dirname(os.path.abspath(config_file)))
     if cfg.architectures != [HF_PROGRAMS[name]]:
         raise SystemExit(f"{config_file}: {name} runs {HF_PROGRAMS[name]}, the file names {cfg.architectures}")
-    return _hf_program(name, HF_PROGRAMS[name], cfg, layers, device, lambda m: list(m.base_model.layers))
+    return _hf_program(name, HF_PROGRAMS[name], cfg, layers, device, lambda m: list(m.base_model.layers),
+                       HF_DTYPES.get(name, torch.float32))
 
 
 def make_moe(model_file, layers, device, routing=None, ep_group=None):
