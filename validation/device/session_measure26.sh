@@ -7,7 +7,8 @@
 #  2. the PREDICTIONS of blind9.py set q26 by devbin/scalescope (built from the commit in devbin/COMMIT) from the
 #     first call's trace and calibration and that timing, written and packed before anything below runs;
 #  3. every shape of the set measured (median of 3 processes of 10 timed steps), then the report.
-# Everything lands in $OUT/measure26.tar.gz, repacked after every step.
+# Everything lands in $OUT/measure26.tar.gz, repacked after every step. BLIND9_SET=m26 HOST_SHAPES=1x32 (the second
+# check, after the memory fix) writes $OUT/measure26-m26.tar.gz instead.
 set -uo pipefail
 : "${OUT:?run on the device machine (OUT is its output folder)}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
@@ -17,14 +18,14 @@ case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
   *H200*) ;;
   *) echo "$0: GPU 0 is not an H200: not measuring" >&2; exit 4 ;;
 esac
-SET=q26; HS=1x32,1x256
+SET=${BLIND9_SET:-q26}; HS=${HOST_SHAPES:-1x32,1x256}
 D=/tmp/measure26; rm -rf $D; mkdir -p $D
 source validation/device/guard.sh
 source validation/device/environment.sh
 record_environment $D/environment.txt
 python3 -c "import transformers; print('transformers', transformers.__version__)" >> $D/environment.txt 2>&1
 LOG=$D/session.log
-pack() { tar czf $OUT/measure26.tar.gz -C $D . ; }
+pack() { tar czf $OUT/measure26${BLIND9_SET:+-$SET}.tar.gz -C $D . ; }
 stamp() { echo "== $(date -u +%T) $*" | tee -a $LOG; }
 RS="python3 validation/programs/run_steps.py measure"
 B9="python3 validation/programs/blind9.py"

@@ -134,9 +134,17 @@ SHAPES_Q26 = {
     "hf-qwen3-moe-top4": ["2x2048", "1x8192"],
     "hf-qwen3-moe-e64": ["2x2048", "1x8192"],
 }
+# Session 26, second check (after the import's memory fix, validation/session26/README.md): the same program, trace and
+# variants at shapes none measured before, larger micro-batches (up to 12,288 tokens: activation-bound memory) and
+# steps of two accumulated micro-batches.
+SHAPES_M26 = {
+    "hf-qwen3-moe": ["3x2048", "1x6144", "2x3072x2", "1x8192x2", "4x2048x2", "1x12288"],
+    "hf-qwen3-moe-top4": ["4x2048x2"],
+    "hf-qwen3-moe-e64": ["4x2048", "1x12288"],
+}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
               "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25,
-              "m25": SHAPES_M25, "q26": SHAPES_Q26}
+              "m25": SHAPES_M25, "q26": SHAPES_Q26, "m26": SHAPES_M26}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -350,7 +358,7 @@ def main():
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
                     "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
                     "clocks, prepared in session 19, s24: long sequences, session 24; n25, m25: two new programs, session 25; "
-                    "q26: an MoE program and two variants of its model, session 26)")
+                    "q26, m26: an MoE program and two variants of its model, session 26)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "
