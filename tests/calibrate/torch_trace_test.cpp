@@ -211,7 +211,7 @@ TEST(TorchTrace, TheOptimizerStepPeakHoldsTheGradientsWhateverTheMicroBatches) {
 // backward's own peak 47,628,356,096 bytes (both read from the file's [memory] events with Python: Total Allocated,
 // device type 1, inside ProfilerStep#2, in and outside its Optimizer.step ranges). The rest anchors at the latter; at
 // 1 x 8192 the backward holds the peak, measured 61,544,745,472 bytes (torch.cuda.max_memory_allocated over 10
-// steps, validation/session26/blind26-h200-q26/measured-hf-qwen3-moe.json). Before the fix the rest was taken at the
+// steps, validation/session26/blind19-h200-q26/measured-hf-qwen3-moe.json). Before the fix the rest was taken at the
 // optimizer's peak and grown with the tokens: +27.6% there.
 TEST(TorchTrace, TheRestIsAnchoredAtTheForwardAndBackwardsPeakNotTheOptimizers) {
   const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/";
