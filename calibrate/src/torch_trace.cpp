@@ -197,7 +197,15 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
   if (o.host_step_time_s) {
     const double S = *o.host_step_time_s * 1e6, G = sum.optimizer_gpu_s * 1e6;
     const double rest = host.step_us - host.optimizer_us;
-    if (S > G && rest > 0.0) D = rest / (S - G);
+    if (S <= G) {
+      // Before session 26 this kept the profiled host time silently (D = 1), a stack that prices every host-bound
+      // step as slow as the profiler made it.
+      return input_error("", "--host-step-time", std::to_string(*o.host_step_time_s) + " s is no longer than the step's "
+                         "optimizer alone on the GPU (" + std::to_string(G * 1e-6) + " s in this trace): it cannot be "
+                         "this program's unprofiled step at " + std::to_string(o.host_micro_batch) + " x " +
+                         std::to_string(o.host_seq) + "; time that step without the profiler (run_steps.py measure)");
+    }
+    if (rest > 0.0) D = rest / (S - G);
     if (host.optimizer_us / D > G) D = host.step_us / S;
     if (!(D > 0.0) || !std::isfinite(D)) {
       return input_error("", "--host-step-time", "cannot be explained by this trace (the step's optimizer alone takes " +

@@ -87,6 +87,18 @@ TEST(TorchTrace, HostStepTimeSetsTheProfilerDilation) {
   EXPECT_GT(r->summary.host_dilation, 1.0);
 }
 
+// A host-bound step cannot be shorter than the optimizer's 8.55 ms of GPU kernels in the trace: such a timing is
+// refused, naming the option, rather than kept as a dilation of 1.
+TEST(TorchTrace, AHostStepShorterThanTheOptimizersGpuTimeIsRefused) {
+  TraceImportOptions o = options();
+  o.host_step_time_s = 0.008;
+  o.host_seq = 32;
+  auto r = import_torch_trace(kTrace, gpt_ln(), o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().str().find("--host-step-time"), std::string::npos) << r.error().str();
+  EXPECT_NE(r.error().str().find("0.008"), std::string::npos) << r.error().str();
+}
+
 // Several processes' host-bound timings: the host step is their median (20 ms, so the same dilation as above) and
 // the stack keeps each relative to it (18/20, 20/20, 26/20), which the stack loader reads back.
 TEST(TorchTrace, HostProcessTimesKeepEveryProcessRelativeToTheirMedian) {
