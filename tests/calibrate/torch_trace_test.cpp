@@ -30,6 +30,27 @@ TraceImportOptions options() {
   return o;
 }
 
+// The memory options of a one-GPU program priced from an imported stack: flash attention, no dropout.
+models::MemoryOptions memory_options(const Json& stack_json) {
+  auto stack = models::stack_from_json(stack_json, "imported");
+  EXPECT_TRUE(stack.has_value()) << stack.error().str();
+  models::MemoryOptions mo;
+  if (stack) mo.stack = std::make_shared<const models::StackProfile>(*stack);
+  mo.flash_attention = true;
+  mo.dropout = false;
+  return mo;
+}
+
+// A pure-bf16 plan of one micro-batch per step.
+models::Plan bf16_plan(int mbs, int seq) {
+  models::Plan plan;
+  plan.precision = models::Precision::bf16;
+  plan.mbs = mbs;
+  plan.gbs = mbs;
+  plan.seq = seq;
+  return plan;
+}
+
 // Expected counts from an independent reading of the same file (Python, json + gzip): 741 GPU activities are
 // launched inside ProfilerStep#2, 26.222 ms of GPU time, 208 of them (8.553 ms) inside Optimizer.step#AdamW.step.
 // gpt_ln.py's forward layer is LayerNorm, qkv addmm (+ its workspace memset), attention (+ memset), proj addmm,
@@ -201,17 +222,8 @@ TEST(TorchTrace, OneMicroBatchTracesGainTheGradientAccumulationOfLaterMicroBatch
 TEST(TorchTrace, TheOptimizerStepPeakHoldsTheGradientsWhateverTheMicroBatches) {
   auto r = import_torch_trace(kTrace, gpt_ln(), options());
   ASSERT_TRUE(r.has_value()) << r.error().str();
-  auto stack = models::stack_from_json(r->stack, "imported");
-  ASSERT_TRUE(stack.has_value()) << stack.error().str();
-  models::MemoryOptions mo;
-  mo.stack = std::make_shared<const models::StackProfile>(*stack);
-  mo.flash_attention = true;
-  mo.dropout = false;
-  models::Plan plan;
-  plan.precision = models::Precision::bf16;
-  plan.mbs = 1;
-  plan.seq = 128;
-  plan.gbs = 1;
+  const models::MemoryOptions mo = memory_options(r->stack);
+  models::Plan plan = bf16_plan(1, 128);
   const double one = models::peak_memory(gpt_ln(), plan, mo).total().value;
   plan.gbs = 4;
   const double four = models::peak_memory(gpt_ln(), plan, mo).total().value;
@@ -239,18 +251,7 @@ TEST(TorchTrace, TheRestIsAnchoredAtTheForwardAndBackwardsPeakNotTheOptimizers) 
                                        model.layers * measured["activations_per_layer_bytes"].get<double>() +
                                        measured["rest_bytes"].get<double>();
   EXPECT_EQ(forward_backward_peak, 47628356096.0);
-  auto stack = models::stack_from_json(r->stack, "imported");
-  ASSERT_TRUE(stack.has_value()) << stack.error().str();
-  models::MemoryOptions mo;
-  mo.stack = std::make_shared<const models::StackProfile>(*stack);
-  mo.flash_attention = true;
-  mo.dropout = false;
-  models::Plan plan;
-  plan.precision = models::Precision::bf16;
-  plan.mbs = 1;
-  plan.gbs = 1;
-  plan.seq = 8192;
-  const auto mem = models::peak_memory(model, plan, mo);
+  const auto mem = models::peak_memory(model, bf16_plan(1, 8192), memory_options(r->stack));
   EXPECT_NEAR((mem.total() - mem.overhead).value, 61544745472.0, 0.02 * 61544745472.0);
 }
 

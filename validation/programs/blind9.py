@@ -371,6 +371,7 @@ def main():
     ps = sub.add_parser("programs", help="print a set's programs, one line each: KEY PROGRAM MODEL (PROGRAM: what "
                         "run_steps.py --program runs, the key unless the entry names another)")
     ps.add_argument("set", choices=sorted(SHAPE_SETS))
+    ps.add_argument("--traced", action="store_true", help="only the programs with a trace of their own (not stack_of)")
     sh = sub.add_parser("shapes", help="print a set's shapes of one program, comma-separated")
     sh.add_argument("set", choices=sorted(SHAPE_SETS))
     sh.add_argument("program", choices=sorted(PROGRAMS))
@@ -381,7 +382,8 @@ def main():
     a = p.parse_args()
     if a.cmd == "programs":
         for key in SHAPE_SETS[a.set]:
-            print(key, PROGRAMS[key].get("program", key), PROGRAMS[key]["model"])
+            if not (a.traced and "stack_of" in PROGRAMS[key]):
+                print(key, PROGRAMS[key].get("program", key), PROGRAMS[key]["model"])
         return 0
     if a.cmd == "shapes":
         print(",".join(SHAPE_SETS[a.set][a.program]))
