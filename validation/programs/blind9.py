@@ -47,6 +47,10 @@ PROGRAMS = {
                           "stack_of": "hf-qwen3-moe", "precision": "bf16", "builtin": "fused"},
     "hf-qwen3-moe-e64": {"model": "validation/programs/hf-qwen3-30b-a3b-l8-e64/config.json", "program": "hf-qwen3-moe",
                          "stack_of": "hf-qwen3-moe", "precision": "bf16", "builtin": "fused"},
+    # Session 26, third check: transformers' Qwen2-MoE (8 of Qwen1.5-MoE-A2.7B's layers: 60 experts top-4 and a shared
+    # expert), never traced, timed or predicted before; trace, predictions and measurements in one call.
+    "hf-qwen2-moe": {"model": "validation/programs/hf-qwen1.5-moe-a2.7b-l8/config.json", "trace": "hf-qwen2-moe-mbs2-seq2048",
+                     "mbs": 2, "seq": 2048, "precision": "bf16", "builtin": "fused"},
 }
 # Shapes measured in the second call (never traced or timed before the predictions), smallest first.
 SHAPES = {
@@ -142,9 +146,12 @@ SHAPES_M26 = {
     "hf-qwen3-moe-top4": ["4x2048x2"],
     "hf-qwen3-moe-e64": ["4x2048", "1x12288"],
 }
+# Session 26, third check: the Qwen2-MoE program at 2,048-16,384 tokens per step (its trace at 2x2048); none traced,
+# timed or measured before the predictions.
+SHAPES_W26 = {"hf-qwen2-moe": ["1x2048", "4x1024", "1x4096", "2x4096", "1x8192", "4x2048x2"]}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
               "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25,
-              "m25": SHAPES_M25, "q26": SHAPES_Q26, "m26": SHAPES_M26}
+              "m25": SHAPES_M25, "q26": SHAPES_Q26, "m26": SHAPES_M26, "w26": SHAPES_W26}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 
@@ -358,7 +365,7 @@ def main():
                     "s12: session 12's, s15: session 15's, s16: prepared in session 16, s17: session 17's, "
                     "s18, s19: session 18's steps of several micro-batches, s20: GPU-bound shapes with their "
                     "clocks, prepared in session 19, s24: long sequences, session 24; n25, m25: two new programs, session 25; "
-                    "q26, m26: an MoE program and two variants of its model, session 26)")
+                    "q26, m26: an MoE program and two variants of its model, w26: a second MoE program, session 26)")
     pr.add_argument("--host-shapes", default=HOST_SHAPE, help="comma list of host-timing shapes in DIR/host-PROGRAM.json"
                     "; the first predicts (\"imported\"), the others are reported beside it")
     pr.add_argument("--session-dir", default="", help="the traces (DIR/traces/) and one-GPU calibration "

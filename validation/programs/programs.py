@@ -14,6 +14,8 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
   hf-qwen3, hf-neox  transformers' Qwen3ForCausalLM / GPTNeoXForCausalLM from a config.json, as hf-llama (session 25).
   hf-qwen3-moe  transformers' Qwen3MoeForCausalLM from a config.json as hf-llama, but bf16 parameters and AdamW states
             (under the same autocast); experts by transformers' grouped_mm (torch's grouped GEMM) (session 26).
+  hf-qwen2-moe  transformers' Qwen2MoeForCausalLM as hf-qwen3-moe: routed experts plus a shared expert behind a
+            sigmoid gate, biases on q/k/v (session 26).
   moe       a Mixtral-style MoE decoder (moe.py, scalescope native model JSON with the MoE keys): pure bf16, AdamW
             like gpt-ln; experts via torch._grouped_mm; routing from $MOE_ROUTING (balanced, the default, or
             learned).
@@ -167,8 +169,9 @@ def make_hf_llama(config_file, layers, device):
 # Other Hugging Face causal LMs, built from a config.json as hf-llama is: first run in session 25's blind check
 # (validation/session25); hf-qwen3-moe (session 26) with bf16 parameters, as transformers 5 loads an MoE checkpoint
 # (dtype "auto") and as its experts' grouped GEMM needs (validation/session26).
-HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM", "hf-qwen3-moe": "Qwen3MoeForCausalLM"}
-HF_DTYPES = {"hf-qwen3-moe": torch.bfloat16}
+HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM", "hf-qwen3-moe": "Qwen3MoeForCausalLM",
+               "hf-qwen2-moe": "Qwen2MoeForCausalLM"}
+HF_DTYPES = {"hf-qwen3-moe": torch.bfloat16, "hf-qwen2-moe": torch.bfloat16}
 
 
 def make_hf(name, config_file, layers, device):
