@@ -328,6 +328,11 @@ KernelCost ComputeModel::memory_bound(Bytes bytes) const {
   return KernelCost{t, elementwise_prov_, curves_.memory(t)};
 }
 
+KernelCost ComputeModel::memory_bound_linear(Bytes bytes) const {
+  const Seconds t = bytes / elementwise_bw_;
+  return KernelCost{t, elementwise_prov_, curves_.memory(t)};
+}
+
 std::int64_t ComputeModel::longest_attention_seq() const {
   std::int64_t longest = 0;
   for (const AttentionSample& a : attention_) {

@@ -133,7 +133,8 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
       k.bytes = Bytes(b / static_cast<double>(k.count));
       k.cost = r.bandwidth_factor ? m.memory_bound(k.bytes, st.memory_bandwidth_factor,
                                                    !st.memory_bandwidth_factor_source.empty())
-                                  : m.memory_bound(k.bytes);
+               : r.linear_in_bytes ? m.memory_bound_linear(k.bytes)
+                                   : m.memory_bound(k.bytes);
       break;
     }
     case RowKind::fixed:

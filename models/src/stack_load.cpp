@@ -96,10 +96,11 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       r.io = optional_expr(c, "io", t, 0.0);
       break;
     case RowKind::memory:
-      c.expect_keys({"name", "kind", "when", "kernels", "bytes", "bandwidth_factor", "time_s", "selective_recompute",
-                     "note"});
+      c.expect_keys({"name", "kind", "when", "kernels", "bytes", "bandwidth_factor", "scaling", "time_s",
+                     "selective_recompute", "note"});
       r.bytes = expr_at(c.at("bytes"), t);
       r.bandwidth_factor = c.has("bandwidth_factor") && c.at("bandwidth_factor").as_bool();
+      if (auto s = c.find("scaling")) r.linear_in_bytes = s->as_enum({"sweep", "bytes"}) == "bytes";
       break;
     case RowKind::fixed:
       c.expect_keys({"name", "kind", "when", "kernels", "time_s", "note"});

@@ -77,6 +77,26 @@ TEST(TorchTrace, ImportsTheStepLayersAndPhasesOfARealTrace) {
   EXPECT_EQ(r->stack["properties"]["residual_bytes"], 2.0);
 }
 
+// How each memory row measured in the trace moves to another shape (session 26, memory_scaling.py there): the
+// elementwise kernels linearly in their bytes (`scaling: "bytes"`), the reductions (reduce_kernel: here the bias
+// gradients) and the memsets by the sweep (no key). Kernel names read from the file (gpt-ln's LayerNorm, GELU, adds;
+// sum's reduce_kernel; cuBLAS workspace memsets).
+TEST(TorchTrace, ElementwiseRowsScaleWithTheirBytesReductionsAndMemsetsByTheSweep) {
+  auto r = import_torch_trace(kTrace, gpt_ln(), options());
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  int elementwise = 0, by_sweep = 0;
+  for (const auto& row : r->stack["phases"]["layer_backward"]) {
+    const std::string name = row["name"];
+    if (row["kind"] != "memory" || !row.contains("time_s") || name.rfind("gradient accumulation", 0) == 0) continue;
+    const bool sweep = name.find("reduce_kernel") != std::string::npos || name.find("Memset") != std::string::npos;
+    EXPECT_EQ(row.contains("scaling"), !sweep) << name;
+    if (!sweep && row.contains("scaling")) EXPECT_EQ(row["scaling"].get<std::string>(), "bytes") << name;
+    (sweep ? by_sweep : elementwise) += 1;
+  }
+  EXPECT_GT(elementwise, 0);
+  EXPECT_GT(by_sweep, 0);
+}
+
 // torch 2.11's SDPA ran cuDNN's fused attention in this trace (aten::_cudnn_attention_forward / _backward: read from
 // the file's op names); the rows say so, so the profile's cuDNN rows price them where it has any.
 TEST(TorchTrace, AttentionRowsRecordTheKernelThatRan) {

@@ -122,6 +122,39 @@ TEST(StackProfile, MemoryRowsAndKernelGaps) {
   EXPECT_DOUBLE_EQ(c.bytes.value, 6.0 * 1024 * 1024);
 }
 
+// Anchored memory rows move with the shape by their `scaling`: "bytes" linearly in the bytes (an elementwise kernel of
+// a trace, session 26), the default "sweep" by the elementwise sweep's time ratio. Sweep (the compute model's
+// measured curve): 1,000 GB/s at 8 MiB and 4,000 GB/s at 1 GiB per kernel. Both rows move 8 T H bytes, measured 10 us
+// at T = 1024 (8 MiB); at T = 4096 (32 MiB) the bytes row takes 4 x 10 us by hand, the sweep row 10 us times the
+// sweep's time ratio, less since the sweep's bandwidth grows with the size.
+TEST(StackProfile, AnchoredMemoryRowsMoveByTheirScaling) {
+  ComputeProfile prof;
+  prof.source = "test-profile.json";
+  prof.elementwise_bandwidth = GBps(4000);
+  prof.elementwise_curve = {{Bytes(8.0 * 1048576), GBps(1000)}, {Bytes(1073741824.0), GBps(4000)}};
+  auto m = ComputeModel::with_profile(testing::h100_spec(), prof).value();
+  const auto cost_of = [&](const char* scaling, int mbs) {
+    auto s = std::make_shared<StackProfile>(parse(std::string(R"J({"schema": "scalescope.stack/1", "name": "x",
+        "properties": {"launch_floor": false, "kernel_gap_s": 0},
+        "phases": {"layer_forward": [{"name": "add", "kind": "memory", "bytes": "8*T*H", )J") + scaling +
+        R"J("time_s": 1e-5}]}, "trace": {"symbols": {"b": 1, "s": 1024, "T": 1024, "H": 1024}}, )J" + kMinimalMemory +
+        "}"));
+    m.set_stack(s);
+    return layer_cost(small(), plan_mbs(mbs), m).forward.time.value;
+  };
+  EXPECT_NEAR(cost_of(R"("scaling": "bytes", )", 1), 1e-5, 1e-15);
+  EXPECT_NEAR(cost_of(R"("scaling": "bytes", )", 4), 4e-5, 1e-15);
+  EXPECT_NEAR(cost_of("", 1), 1e-5, 1e-15);
+  const double sweep_ratio =
+      m.memory_bound(Bytes(32.0 * 1048576)).time.value / m.memory_bound(Bytes(8.0 * 1048576)).time.value;
+  EXPECT_NEAR(cost_of("", 4), 1e-5 * sweep_ratio, 1e-15);
+  EXPECT_LT(sweep_ratio, 3.5);  // the curve's bandwidth at 32 MiB is above its 8 MiB row's
+  EXPECT_NE(error_of(std::string(R"J({"schema": "scalescope.stack/1", "name": "x", "phases": {"layer_forward":
+      [{"name": "g", "kind": "memory", "bytes": "T", "scaling": "linear"}]}, )J") + kMinimalMemory + "}")
+                .find("scaling"),
+            std::string::npos);
+}
+
 // Memory: states anchored to 3 GB measured where the rule says 2 + 4 + 12 bytes x P; activations to 1 MB per layer
 // where the rule says 34 T H; at the trace's own plan the anchors come back exactly.
 TEST(StackProfile, MemoryAnchorsScaleTheRules) {

@@ -178,6 +178,8 @@ class ComputeModel {
                        std::string_view dtype = "bf16") const;
   /// A memory-bound kernel moving `bytes` (read + written).
   KernelCost memory_bound(Bytes bytes) const;
+  /// The same at the sweep's flat top (the largest row's bandwidth, whatever the size): time linear in the bytes.
+  KernelCost memory_bound_linear(Bytes bytes) const;
   /// max(t, launch overhead): what a kernel of device time t costs on its stream.
   Seconds kernel_time(Seconds t) const { return t < launch_.time ? launch_.time : t; }
   KernelCost launch_overhead() const { return launch_; }

@@ -74,6 +74,10 @@ struct StackRow {
   // memory
   Expr bytes;
   bool bandwidth_factor = false;     ///< apply the stack's memory_bandwidth_factor
+  /// `scaling: "bytes"`: the kernel's time is linear in its bytes (priced at the sweep's flat top, the largest
+  /// row's bandwidth); default `"sweep"`: at the elementwise sweep's bandwidth for the kernel's size. An anchored
+  /// row (time_s) moves by the ratio of the two prices: the bytes ratio, or the sweep's time ratio.
+  bool linear_in_bytes = false;
   bool selective_recompute = false;  ///< recomputed by Recompute::selective (its forward runs again)
   std::optional<double> time_s;      ///< measured at the trace (see the header comment)
 };
