@@ -21,6 +21,7 @@ struct ImportTraceOptions {
   std::vector<double> host_process_times;
   bool quiet = false;
   bool ddp_bucket_view = false;
+  std::string memory_scaling = "bytes";
   Format format = Format::text;
 };
 
@@ -49,6 +50,7 @@ int run(const ImportTraceOptions& o) {
   opt.name = o.name;
   opt.software = o.software;
   opt.ddp_bucket_view = o.ddp_bucket_view;
+  opt.memory_scaling_sweep = o.memory_scaling == "sweep";
   if (o.step_time > 0.0) opt.step_time_s = o.step_time;
   opt.host_process_times_s = o.host_process_times;
   if (o.host_step_time > 0.0 || !o.host_process_times.empty()) {
@@ -127,6 +129,12 @@ void register_import_trace(CLI::App* import, Context& ctx) {
   sub->add_flag("--ddp-bucket-view", o->ddp_bucket_view,
                 "The program wraps its model in DDP with gradient_as_bucket_view=True: its gradients are not copied into "
                 "and out of the buckets (default: PyTorch's default, False, whose copies the prediction adds for dp > 1)");
+  sub->add_option("--memory-scaling", o->memory_scaling,
+                  "How the trace's elementwise memory-bound kernels move to other shapes: bytes (linearly in their "
+                  "bytes, the default since session 26) or sweep (by the calibration's elementwise sweep, as before; "
+                  "reductions and memsets always by the sweep)")
+      ->check(CLI::IsMember({"bytes", "sweep"}))
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
   add_format_option(sub, o->format);
   sub->callback([o, &ctx] { ctx.exit_code = run(*o); });

@@ -95,6 +95,13 @@ TEST(TorchTrace, ElementwiseRowsScaleWithTheirBytesReductionsAndMemsetsByTheSwee
   }
   EXPECT_GT(elementwise, 0);
   EXPECT_GT(by_sweep, 0);
+  // --memory-scaling sweep: every row by the sweep, as imports did before.
+  TraceImportOptions o = options();
+  o.memory_scaling_sweep = true;
+  auto old = import_torch_trace(kTrace, gpt_ln(), o);
+  ASSERT_TRUE(old.has_value()) << old.error().str();
+  for (const auto& [phase, rows] : old->stack["phases"].items())
+    for (const auto& row : rows) EXPECT_FALSE(row.contains("scaling")) << phase << ": " << row["name"];
 }
 
 // torch 2.11's SDPA ran cuDNN's fused attention in this trace (aten::_cudnn_attention_forward / _backward: read from

@@ -7,7 +7,8 @@
 #  1. the host-bound timing the import needs (the first of HOST_SHAPES is the primary; median of 5 processes of 20
 #     steps) of every traced program of the set (blind9.py programs SET --traced);
 #  2. the PREDICTIONS of blind9.py set SET by devbin/scalescope (built from the commit in devbin/COMMIT) from the
-#     first call's traces and calibration and that timing, written and packed before anything below runs;
+#     first call's traces and calibration and that timing, written and packed before anything below runs (with the
+#     control of --memory-scaling sweep beside them, from session 26);
 #  3. every shape of the set measured (median of 3 processes of 10 timed steps), then the report.
 # Everything lands in $OUT/measureSESSION-SET.tar.gz, repacked after every step.
 set -uo pipefail
@@ -40,7 +41,8 @@ done
 pack
 stamp "2. predictions (before any measured shape)"
 SCALESCOPE_COMMIT=$(cat devbin/COMMIT) timeout 150 $B9 predict --gpu h200 --scalescope devbin/scalescope \
-  --host-dir $D --set $SET --host-shapes $HS --session-dir $S --work $D/stacks -o $D/predictions.json >> $LOG 2>&1
+  --host-dir $D --set $SET --host-shapes $HS --session-dir $S --work $D/stacks --memory-scaling-control \
+  -o $D/predictions.json >> $LOG 2>&1
 echo "predict exit $?" | tee -a $LOG; pack
 [ -s $D/predictions.json ] || { echo "no predictions: not measuring" | tee -a $LOG; tail -30 $LOG; exit 1; }
 stamp "3. measurements (3 processes per shape)"

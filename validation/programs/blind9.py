@@ -192,12 +192,12 @@ def simulate(bin_, prog, shape, gpu, framework, session, attention=None):
             "host_wait_s": doc["breakdown"]["host_wait_s"], "warnings": [l for l in err.splitlines() if "warning" in l]}
 
 
-def import_trace(scalescope, trace, model, mbs, seq, host_step_time_s, host_shape, meta, name, out):
+def import_trace(scalescope, trace, model, mbs, seq, host_step_time_s, host_shape, meta, name, out, extra=()):
     """`scalescope import torch-trace` of one recorded step (TRACE.json.gz with its run_steps.py META) into OUT."""
     run([scalescope, "import", "torch-trace", trace, "--model", model, "--micro-batch", str(mbs), "--seq", str(seq),
          "--host-step-time", str(host_step_time_s), "--host-shape", host_shape, "--step-time",
          str(meta["unprofiled"]["step_time_s"]), "--software", f"torch {meta['environment']['torch']}", "--name", name,
-         "-o", out, "-q"])
+         "-o", out, "-q", *extra])
 
 
 def cmd_predict(a):
@@ -235,6 +235,12 @@ def cmd_predict(a):
                                                                               f"-host{hs}") + ".json")
                 import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
                              host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks[hs])
+            if a.memory_scaling_control:  # the control: every memory row by the sweep, as imports did before
+                hs = host_shapes[0]
+                stacks["sweep"] = os.path.join(a.work, f"stack-{prog}-{a.gpu}-sweep.json")
+                import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
+                             host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks["sweep"],
+                             ("--memory-scaling", "sweep"))
             imported[prog] = (meta, host_rows, stacks)
         stack = stacks[host_shapes[0]]
         builtin = p.get("builtin", "pytorch-eager")
@@ -246,6 +252,8 @@ def cmd_predict(a):
                 rows[-1][f"imported_host_{hs}"] = simulate(a.scalescope, prog, shape, a.gpu, stacks[hs], session)
             if grid:
                 rows[-1]["imported_attention_grid"] = simulate(a.scalescope, prog, shape, a.gpu, stack, session, grid)
+            if "sweep" in stacks:
+                rows[-1]["imported_memory_sweep"] = simulate(a.scalescope, prog, shape, a.gpu, stacks["sweep"], session)
             print(prog, shape, rows[-1]["imported"]["step_time_s"], rows[-1]["builtin"]["step_time_s"], flush=True)
         rel = lambda f: os.path.relpath(f, ROOT) if f.startswith(ROOT) else f  # noqa: E731
         preds["programs"][prog] = {"stack": rel(stack), "host_step_time_s": host_rows[host_shapes[0]]["step_time_s"],
@@ -310,6 +318,7 @@ def cmd_report(a):
     errs = {"imported": [], "builtin": [], "memory": []}
     variants = {hs: [] for hs in preds.get("other_host_shapes", [])}  # imported with another host-timing shape
     grid_errors = []  # imported, attention priced from the rows of at most attention_max_seq tokens
+    sweep_errors = []  # imported with every memory row moved by the sweep (the control of --memory-scaling-control)
     for prog, pp in preds["programs"].items():
         with open(os.path.join(a.measured_dir, f"measured-{prog}.json")) as f:
             meas = {shape_key(r): r for r in json.load(f)["rows"]}
@@ -330,6 +339,8 @@ def cmd_report(a):
                 v.append(row[f"imported_host_{hs}"]["step_time_s"] / t - 1)
             if "imported_attention_grid" in row:
                 grid_errors.append(row["imported_attention_grid"]["step_time_s"] / t - 1)
+            if "imported_memory_sweep" in row:
+                sweep_errors.append(row["imported_memory_sweep"]["step_time_s"] / t - 1)
             lines.append(f"| {prog} | {row['shape']} | {t:.4f} | {row['imported']['step_time_s']:.4f} | {100 * e_i:+.1f}% | "
                          f"{row['builtin']['step_time_s']:.4f} | {100 * e_b:+.1f}% | {mem:.2f} | "
                          f"{row['imported']['memory_allocated_GiB']:.2f} | {100 * e_m:+.1f}% |")
@@ -346,6 +357,10 @@ def cmd_report(a):
         lines.append(f"- imported stack with attention rows of at most {preds['attention_max_seq']} tokens only, step "
                      f"time: {stats([abs(e) for e in grid_errors])} (signed: "
                      + ", ".join(f"{100 * e:+.1f}%" for e in grid_errors) + ")")
+    if sweep_errors:
+        lines.append(f"- imported stack with every memory row moved by the sweep (--memory-scaling sweep, imports before "
+                     f"session 26), step time: {stats([abs(e) for e in sweep_errors])} (signed: "
+                     + ", ".join(f"{100 * e:+.1f}%" for e in sweep_errors) + ")")
     lines += clock_lines(preds, a.measured_dir)
     text = "\n".join(lines) + "\n"
     if a.out:
@@ -373,6 +388,9 @@ def main():
                     "(default validation/session9/GPU: session 9's, another lease)")
     pr.add_argument("--attention-max-seq", type=int, default=0, help="also predict with only the calibration's "
                     "attention rows of at most this many tokens (\"imported_attention_grid\", a control)")
+    pr.add_argument("--memory-scaling-control", action="store_true", help="also import each trace with "
+                    "--memory-scaling sweep (every memory row by the sweep, as before session 26) and predict with it "
+                    "(\"imported_memory_sweep\", reported beside the primary)")
     pr.add_argument("--work", default="/tmp/blind9")
     pr.add_argument("-o", "--out", required=True)
     ps = sub.add_parser("programs", help="print a set's programs, one line each: KEY PROGRAM MODEL (PROGRAM: what "

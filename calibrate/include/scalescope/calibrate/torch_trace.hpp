@@ -65,6 +65,9 @@ struct TraceImportOptions {
   /// The program's DDP runs with gradient_as_bucket_view=True: no gradient copies into and out of the buckets
   /// (default: torch's default, False; the stack's property ddp_grad_copies).
   bool ddp_bucket_view = false;
+  /// Every memory row moved by the elementwise sweep, as imports did before session 26 (default false: the
+  /// elementwise rows linearly in their bytes, `scaling: "bytes"`; docs/stack-profile.md).
+  bool memory_scaling_sweep = false;
   std::function<void(const std::string&)> progress;
 };
 
