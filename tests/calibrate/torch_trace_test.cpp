@@ -90,7 +90,9 @@ TEST(TorchTrace, ElementwiseRowsScaleWithTheirBytesReductionsAndMemsetsByTheSwee
     if (row["kind"] != "memory" || !row.contains("time_s") || name.rfind("gradient accumulation", 0) == 0) continue;
     const bool sweep = name.find("reduce_kernel") != std::string::npos || name.find("Memset") != std::string::npos;
     EXPECT_EQ(row.contains("scaling"), !sweep) << name;
-    if (!sweep && row.contains("scaling")) EXPECT_EQ(row["scaling"].get<std::string>(), "bytes") << name;
+    if (!sweep && row.contains("scaling")) {
+      EXPECT_EQ(row["scaling"].get<std::string>(), "bytes") << name;
+    }
     (sweep ? by_sweep : elementwise) += 1;
   }
   EXPECT_GT(elementwise, 0);
