@@ -174,10 +174,7 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
 
   if (o.progress) o.progress("step: " + std::to_string(st.kernels.size()) + " GPU activities, " +
                              std::to_string(st.period) + " forward kernels per layer");
-  Json phases = build_rows(ev, st, sym, sum);
-  if (o.memory_scaling_sweep)
-    for (auto& [phase, rows] : phases.items())
-      for (Json& row : rows) row.erase("scaling");
+  Json phases = build_rows(ev, st, sym, sum, !o.memory_scaling_sweep);
   add_accumulation_rows(ev, st, model, phases, sum);
   for (const Kernel& k : st.kernels) sum.gpu_busy_s += ev.gpu[k.gpu].dur * 1e-6;
 

@@ -101,7 +101,10 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
 using Symbols = std::map<std::string, double>;
 
 /// The rows of every phase (stack JSON), with what did not scale counted in `summary`.
-Json build_rows(const Events& ev, const Step& step, const Symbols& sym, TraceImportSummary& summary);
+/// `linear_elementwise`: elementwise memory rows carry `scaling: "bytes"` (TraceImportOptions::memory_scaling_sweep
+/// off); otherwise every memory row keeps the sweep.
+Json build_rows(const Events& ev, const Step& step, const Symbols& sym, TraceImportSummary& summary,
+                bool linear_elementwise);
 
 /// The op of the step's first GEMM that ran in FP8 (the rows' own GEMM classification: torch._scaled_mm, or a
 /// GEMM op with Float8 inputs), or nullopt when every GEMM ran in 16 or 32 bits.

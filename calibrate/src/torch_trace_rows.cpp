@@ -181,7 +181,8 @@ std::optional<std::string> fp8_gemm_op(const Events& ev, const Step& step) {
   return std::nullopt;
 }
 
-Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImportSummary& sum) {
+Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImportSummary& sum,
+                bool linear_elementwise) {
   const Vocabulary voc(sym);
   const int L = st.layers;
   const double T = voc.value("T");
@@ -403,8 +404,9 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
     // sweep is nearer) and memsets not at all: those keep the sweep.
     Json row{{"name", name}, {"kind", "memory"}};
     const std::string kernel = ev.name(a.name);
-    if (a.kind != GpuActivity::Kind::memset && kernel.find("reduce_kernel") == std::string::npos)
-      row["scaling"] = "bytes";
+    const bool reduction_or_memset =
+        a.kind == GpuActivity::Kind::memset || kernel.find("reduce_kernel") != std::string::npos;
+    if (linear_elementwise && !reduction_or_memset) row["scaling"] = "bytes";
     add(phase, "memory\n" + name + "\n" + e, row, us, bytes, e, per_layer);
   }
 

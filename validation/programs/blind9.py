@@ -228,19 +228,18 @@ def cmd_predict(a):
             with open(os.path.join(a.host_dir, f"host-{prog}.json")) as f:
                 host_rows = {shape_key(r): r for r in json.load(f)["rows"]}
             stacks = {}
+
+            def imported_stack(hs, suffix, extra=()):
+                out = os.path.join(a.work, f"stack-{prog}-{a.gpu}{suffix}.json")
+                import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
+                             host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", out, extra)
+                return out
             for hs in host_shapes:  # one imported stack per host-timing shape; the first is the primary prediction
                 if "step_time_s" not in host_rows.get(hs, {}):
                     raise SystemExit(f"{a.host_dir}/host-{prog}.json: no step_time_s for the host shape {hs}")
-                stacks[hs] = os.path.join(a.work, f"stack-{prog}-{a.gpu}" + ("" if hs == host_shapes[0] else
-                                                                              f"-host{hs}") + ".json")
-                import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
-                             host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks[hs])
+                stacks[hs] = imported_stack(hs, "" if hs == host_shapes[0] else f"-host{hs}")
             if a.memory_scaling_control:  # the control: every memory row by the sweep, as imports did before
-                hs = host_shapes[0]
-                stacks["sweep"] = os.path.join(a.work, f"stack-{prog}-{a.gpu}-sweep.json")
-                import_trace(a.scalescope, f"{meta_dir}/{p['trace']}.json.gz", p["model"], p["mbs"], p["seq"],
-                             host_rows[hs]["step_time_s"], hs, meta, f"{prog}-{a.gpu}", stacks["sweep"],
-                             ("--memory-scaling", "sweep"))
+                stacks["sweep"] = imported_stack(host_shapes[0], "-sweep", ("--memory-scaling", "sweep"))
             imported[prog] = (meta, host_rows, stacks)
         stack = stacks[host_shapes[0]]
         builtin = p.get("builtin", "pytorch-eager")
