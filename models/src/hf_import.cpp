@@ -205,6 +205,18 @@ ModelSpec gpt_oss(const JsonCursor& c) {
   return s;
 }
 
+/// Phi-3 / Phi-3.5 / Phi-4-mini: the llama layout with fused qkv_proj and gate_up_proj (the same weights). A
+/// sliding_window shorter than the context windows every layer (Phi-3-mini-4k: 2,047); partial_rotary_factor
+/// (Phi-4-mini: 0.75) changes no count.
+ModelSpec phi3(const JsonCursor& c) {
+  ModelSpec s = llama_like(c, "phi3", 4096);
+  if (auto w = present(c, "sliding_window")) {
+    const auto window = w->as_int_in(1, std::int64_t{1} << 40);
+    if (window < s.seq_len) s.sliding_window = static_cast<int>(window);
+  }
+  return s;
+}
+
 ModelSpec gpt2(const JsonCursor& c) {
   ModelSpec s;
   s.hidden = req_int(c, "n_embd");
@@ -278,6 +290,12 @@ Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& f
       s = gpt2(c);
     } else if (type == "gpt_neox") {
       s = gpt_neox(c);
+    } else if (type == "phi3") {
+      s = phi3(c);
+    } else if (type == "olmo2") {
+      s = llama_like(c, type, 4096);
+      s.qk_norm = true;  // Olmo2Attention: q_norm over heads x head_dim, k_norm over kv_heads x head_dim
+      s.qk_norm_full = true;
     } else {
       c.at("model_type")
           .fail("model_type '" + type + "' is not supported (supported: " + kSupportedHfModelTypes +

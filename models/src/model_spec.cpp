@@ -143,7 +143,7 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
   return catch_errors([&] {
     const JsonCursor c(json, file);
     c.expect_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn", "norm", "bias", "vocab",
-                   "tied_embeddings", "seq_len", "head_dim", "positional", "qkv_bias", "qk_norm", "source", "experts",
+                   "tied_embeddings", "seq_len", "head_dim", "positional", "qkv_bias", "qk_norm", "qk_norm_full", "source", "experts",
                    "top_k", "moe_ffn_hidden", "shared_experts", "shared_ffn_hidden", "shared_expert_gate",
                    "first_dense_layers", "moe_layer_freq", "moe_layer_offset", "capacity_factor", "router_dtype",
                    "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
@@ -171,6 +171,10 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     }
     if (auto qb = c.find("qkv_bias")) s.qkv_bias = qb->as_bool();
     if (auto qn = c.find("qk_norm")) s.qk_norm = qn->as_bool();
+    if (auto qf = c.find("qk_norm_full")) {
+      s.qk_norm_full = qf->as_bool();
+      if (s.qk_norm_full && !s.qk_norm) qf->fail("qk_norm_full (one norm over the whole projection) needs qk_norm: true");
+    }
     const auto opt = [&](std::string_view key, std::int64_t lo, int dflt) {
       auto v = c.find(key);
       return v ? static_cast<int>(v->as_int_in(lo, 1'000'000'000)) : dflt;
@@ -229,6 +233,7 @@ Json to_json(const ModelSpec& s) {
     j["head_dim"] = s.head_dim;
   if (s.qkv_bias && *s.qkv_bias != s.bias) j["qkv_bias"] = *s.qkv_bias;
   if (s.qk_norm) j["qk_norm"] = true;
+  if (s.qk_norm_full) j["qk_norm_full"] = true;
   if (const MoeSpec& e = s.moe; e.enabled()) {
     j["experts"] = e.experts;
     j["top_k"] = e.top_k;

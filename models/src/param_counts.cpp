@@ -44,7 +44,7 @@ LayerParams layer_params(const ModelSpec& s, bool moe) {
     p.attn_out_weight = q * h;
   }
   p.attn_out_bias = s.bias ? h : 0;
-  p.norms += 2 * norm_params(s) + (s.qk_norm ? 2 * i64{s.head_size()} : 0);
+  p.norms += 2 * norm_params(s) + (!s.qk_norm ? 0 : s.qk_norm_full ? q + k : 2 * i64{s.head_size()});
   const MoeSpec& e = s.moe;
   const Mlp mlp = mlp_params(s, moe ? e.shared_width() : s.ffn_hidden);
   p.mlp_in_weight = mlp.in;

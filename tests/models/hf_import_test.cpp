@@ -85,12 +85,51 @@ TEST(HfImport, GptNeoxPythia160mIsUntiedWithBiases) {
   EXPECT_EQ(c.non_embedding(), 85'056'000);
 }
 
+TEST(HfImport, Phi4MiniMatchesThePublishedCount) {
+  const ModelSpec m = import("phi4_mini.json");
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.sliding_window, 0);  // 262,144 is longer than the 131,072-token context: no window
+  // h = 3072, q = 24 x 128 = 3072, k = 8 x 128 = 1024, f = 8192. A layer: qkv_proj 3072 x 5120 = 15,728,640,
+  // o_proj 9,437,184, gate_up_proj 3072 x 16384 = 50,331,648, down_proj 25,165,824, 2 norms 6,144 ->
+  // 100,669,440; 32 layers 3,221,422,080, + the tied embedding 200,064 x 3072 = 614,596,608 + final norm 3,072
+  // = 3,836,021,760 (the parameter count of microsoft/Phi-4-mini-instruct's safetensors).
+  EXPECT_EQ(count_params(m).total(), 3'836'021'760);
+}
+
+TEST(HfImport, Phi3SlidingWindowShorterThanTheContextWindowsEveryLayer) {
+  auto doc = read_json_file(std::string(SCALESCOPE_TEST_DATA) + "/hf/phi4_mini.json");
+  ASSERT_TRUE(doc.has_value()) << doc.error().str();
+  Json j = *doc;
+  j["sliding_window"] = 2047;  // Phi-3-mini-4k-instruct's
+  j["max_position_embeddings"] = 4096;
+  const auto m = import_hf_config_json(j, "phi3-mini.json");
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  EXPECT_EQ(m->sliding_window, 2047);
+  EXPECT_EQ(m->global_attention_every, 0);
+}
+
+TEST(HfImport, Olmo2NormsTheWholeQueryAndKeyProjections) {
+  const ModelSpec m = import("olmo2_0425_1b.json");
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_TRUE(m.qk_norm_full);
+  // h = 2048, 16 heads of 128, f = 8192. A layer: q, k, v, o 4 x 2048^2 = 16,777,216, MLP 3 x 2048 x 8192 =
+  // 50,331,648, post-attention and post-feed-forward norms 2 x 2048, q_norm and k_norm over 2048 each ->
+  // 67,117,056; 16 layers 1,073,872,896, + embed_tokens and the untied lm_head 2 x 100,352 x 2048 = 411,041,792
+  // + final norm 2,048 = 1,484,916,736 (allenai/OLMo-2-0425-1B, "1.48B params").
+  EXPECT_EQ(count_params(m).total(), 1'484'916'736);
+  // Per-head norms (Qwen3's) would have 2 x 128 weights a layer: 16 x (4096 - 256) fewer.
+  ModelSpec per_head = m;
+  per_head.qk_norm_full = false;
+  EXPECT_EQ(count_params(m).total() - count_params(per_head).total(), 16 * (4096 - 256));
+}
+
 TEST(HfImport, UnsupportedModelTypeListsSupportedOnes) {
   auto m = import_hf_config(std::string(SCALESCOPE_TEST_DATA) + "/hf/bert_base.json");
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().str().find(
                 "$.model_type: model_type 'bert' is not supported (supported: deepseek_v2, "
-                "deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, qwen2, "
+                "deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, olmo2, phi3, qwen2, "
                 "qwen2_moe, qwen3, qwen3_moe)"),
             std::string::npos)
       << m.error().str();

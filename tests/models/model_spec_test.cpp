@@ -52,6 +52,10 @@ TEST(ModelSpec, BadValuesNameTheKey) {
   j.erase("seq_len");
   EXPECT_EQ(model_from_json(j, "m.json").error().str(),
             "m.json: $: missing required key 'seq_len'");
+  j = llama2_7b_json();
+  j["qk_norm_full"] = true;  // the width of a norm that is not there
+  EXPECT_EQ(model_from_json(j, "m.json").error().str(),
+            "m.json: $.qk_norm_full: qk_norm_full (one norm over the whole projection) needs qk_norm: true");
 }
 
 TEST(ModelSpec, JsonRoundTripKeepsOptionalFields) {
@@ -59,6 +63,8 @@ TEST(ModelSpec, JsonRoundTripKeepsOptionalFields) {
   j["head_dim"] = 64;    // differs from 4096 / 32
   j["qkv_bias"] = true;  // differs from bias
   j["positional"] = "learned";
+  j["qk_norm"] = true;
+  j["qk_norm_full"] = true;  // OLMo 2's
   auto m = model_from_json(j, "m.json");
   ASSERT_TRUE(m.has_value()) << m.error().str();
   auto back = model_from_json(to_json(*m), "again.json");
@@ -67,6 +73,7 @@ TEST(ModelSpec, JsonRoundTripKeepsOptionalFields) {
   EXPECT_EQ(back->head_size(), 64);
   EXPECT_TRUE(back->has_qkv_bias());
   EXPECT_EQ(back->positional, Positional::learned);
+  EXPECT_TRUE(back->qk_norm_full);
 }
 
 TEST(ModelSpec, CatalogHoldsTheBriefedModels) {

@@ -51,6 +51,17 @@ PROGRAMS = {
     # expert), never traced, timed or predicted before; trace, predictions and measurements in one call.
     "hf-qwen2-moe": {"model": "validation/programs/hf-qwen1.5-moe-a2.7b-l8/config.json", "trace": "hf-qwen2-moe-mbs2-seq2048",
                      "mbs": 2, "seq": 2048, "precision": "bf16", "builtin": "fused"},
+    # Session 27: two dense programs never traced, timed or predicted before (transformers' Phi3ForCausalLM with 12 of
+    # Phi-4-mini's 32 layers, Olmo2ForCausalLM as OLMo-2-0425-1B), fp32 parameters under bf16 autocast, each traced at
+    # 2,048 tokens and predicted at up to 8x that (the first blind check of session 26's "scaling": "bytes" rows);
+    # Phi-4-mini with all 32 layers priced from the 12-layer trace ("stack_of": a user's smaller run standing for the
+    # model they will train).
+    "hf-phi3": {"model": "validation/programs/hf-phi4-mini-l12/config.json", "trace": "hf-phi3-mbs1-seq2048", "mbs": 1,
+                "seq": 2048, "precision": "mixed"},
+    "hf-phi3-l32": {"model": "validation/programs/hf-phi4-mini/config.json", "program": "hf-phi3", "stack_of": "hf-phi3",
+                    "precision": "mixed"},
+    "hf-olmo2": {"model": "validation/programs/hf-olmo2-0425-1b/config.json", "trace": "hf-olmo2-mbs2-seq1024",
+                 "mbs": 2, "seq": 1024, "precision": "mixed"},
 }
 # Shapes measured in the second call (never traced or timed before the predictions), smallest first.
 SHAPES = {
@@ -149,9 +160,15 @@ SHAPES_M26 = {
 # Session 26, third check: the Qwen2-MoE program at 2,048-16,384 tokens per step (its trace at 2x2048); none traced,
 # timed or measured before the predictions.
 SHAPES_W26 = {"hf-qwen2-moe": ["1x2048", "4x1024", "1x4096", "2x4096", "1x8192", "4x2048x2"]}
+# Session 27 (validation/session27/README.md): the two new programs at 1,024-16,384 tokens per step, 0.5-8x their
+# traces' 2,048; none traced, timed or measured before the predictions.
+SHAPES_P27 = {"hf-phi3": ["1x1024", "2x2048", "1x4096", "4x2048", "1x8192", "2x4096x2"],
+              "hf-phi3-l32": ["1x2048", "1x4096"]}
+SHAPES_O27 = {"hf-olmo2": ["1x1024", "4x1024", "2x2048", "1x4096", "2x4096", "4x2048x2", "4x4096"]}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
               "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25,
-              "m25": SHAPES_M25, "q26": SHAPES_Q26, "m26": SHAPES_M26, "w26": SHAPES_W26}
+              "m25": SHAPES_M25, "q26": SHAPES_Q26, "m26": SHAPES_M26, "w26": SHAPES_W26,
+              "p27": SHAPES_P27, "o27": SHAPES_O27}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 

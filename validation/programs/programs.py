@@ -169,8 +169,9 @@ def make_hf_llama(config_file, layers, device):
 # Other Hugging Face causal LMs, built from a config.json as hf-llama is: first run in session 25's blind check
 # (validation/session25); hf-qwen3-moe (session 26) with bf16 parameters, as transformers 5 loads an MoE checkpoint
 # (dtype "auto") and as its experts' grouped GEMM needs (validation/session26).
+# hf-phi3 and hf-olmo2 first run in session 27's blind check (validation/session27).
 HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM", "hf-qwen3-moe": "Qwen3MoeForCausalLM",
-               "hf-qwen2-moe": "Qwen2MoeForCausalLM"}
+               "hf-qwen2-moe": "Qwen2MoeForCausalLM", "hf-phi3": "Phi3ForCausalLM", "hf-olmo2": "Olmo2ForCausalLM"}
 HF_DTYPES = {"hf-qwen3-moe": torch.bfloat16, "hf-qwen2-moe": torch.bfloat16}
 
 

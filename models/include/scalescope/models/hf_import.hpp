@@ -10,8 +10,8 @@ namespace scalescope::models {
 
 /// model_type values import_hf_config understands, sorted.
 inline constexpr const char* kSupportedHfModelTypes =
-    "deepseek_v2, deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, qwen2, qwen2_moe, "
-    "qwen3, qwen3_moe";
+    "deepseek_v2, deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, olmo2, phi3, qwen2, "
+    "qwen2_moe, qwen3, qwen3_moe";
 
 /// Reads a Hugging Face config.json. Supported model_type values and what they map to:
 ///  - llama, mistral: swiglu (gate/up/down), rmsnorm, rope; biases only with attention_bias and
@@ -23,6 +23,10 @@ inline constexpr const char* kSupportedHfModelTypes =
 ///  - gpt_neox: gelu, layernorm, biases (attention_bias, default true), rope, untied unless
 ///    tie_word_embeddings; the parallel residual and rotary_pct do not change the counts.
 ///  - qwen3: as llama with head_dim and an RMSNorm on every query and key head (qk_norm).
+///  - olmo2: as llama with one RMSNorm over the whole query and key projections (qk_norm, qk_norm_full); its
+///    norms after the attention and the MLP instead of before them change no count.
+///  - phi3: as llama (qkv_proj and gate_up_proj fused, the same weights); a sliding_window shorter than
+///    max_position_embeddings windows every layer; partial_rotary_factor changes no count.
 ///  - gpt_oss: every layer an MoE layer of num_local_experts experts of intermediate_size (num_experts_per_tok or
 ///    experts_per_token per token), biases on attention, experts and router, head_dim, sliding_window on the layers
 ///    layer_types marks sliding_attention (full attention every n-th layer: global_attention_every), the sequence

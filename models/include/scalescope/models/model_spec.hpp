@@ -111,6 +111,9 @@ struct ModelSpec {
   Positional positional = Positional::rope;
   std::optional<bool> qkv_bias;  ///< unset: same as `bias`
   bool qk_norm = false;          ///< RMSNorm over each query and key head (2 x head_dim weights)
+  /// With qk_norm: one RMSNorm over the whole query and the whole key projection (OLMo 2: (heads + kv_heads) x
+  /// head_dim weights) instead of one per head; the same bytes move either way.
+  bool qk_norm_full = false;
   MoeSpec moe;
   MlaSpec mla;
   /// Sliding-window attention (Mistral, Gemma, gpt-oss): a windowed layer's query sees the `sliding_window` tokens
