@@ -8,7 +8,8 @@
 // plus the word embedding V*h, learned positions seq_len*h, the final norm, and the LM head V*h
 // when it is not tied to the embedding. For GPT (f = 4h, biases, layernorm) a layer has
 // 12h^2 + 13h parameters, as in Narayanan et al. 2021, eq. (2).
-// qk_norm (Qwen3) adds 2 d per layer (an RMSNorm weight over each query and each key head).
+// qk_norm (Qwen3) adds 2 d per layer (an RMSNorm weight over each query and each key head); with qk_norm_full
+// (OLMo 2) q + k (one RMSNorm over the whole query and the whole key projection).
 // Multi-head latent attention (DeepSeek-V2/V3; r_q, r_kv LoRA ranks, n heads, d_n / d_r / d_v nope, rope and
 // value head dims): q_down h r_q + norm r_q, q_up r_q n (d_n + d_r) (without r_q: h n (d_n + d_r)),
 // kv_down h (r_kv + d_r) + norm r_kv, kv_up r_kv n (d_n + d_v), out n d_v h.

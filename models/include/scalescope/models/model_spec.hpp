@@ -78,7 +78,8 @@ inline constexpr std::int64_t kMaxModelExperts = 65536;
 ///   norm ("layernorm"|"rmsnorm"), bias, vocab, tied_embeddings, seq_len
 /// optional: head_dim (when it is not hidden/heads), positional ("rope" default | "learned" | "alibi" | "none"),
 ///   qkv_bias (default: bias; Qwen2 has qkv bias and no other linear bias), qk_norm (Qwen3: RMSNorm on each
-///   query and key head), source (free text);
+///   query and key head), qk_norm_full (with qk_norm, OLMo 2: one RMSNorm over the whole projection), source
+///   (free text);
 ///   MoE (MoeSpec): experts, top_k, moe_ffn_hidden (all three together), shared_experts, shared_ffn_hidden,
 ///   shared_expert_gate, first_dense_layers, moe_layer_freq, moe_layer_offset, capacity_factor (0 = dropless),
 ///   router_dtype ("fp32" | "bf16"), router_bias, router_groups and router_group_topk (group-limited routing);
