@@ -45,23 +45,37 @@ double kernel_gap_us(const Events& ev, const Step& st) {
 
 struct Host {
   double layer_forward_us = 0, layer_backward_us = 0, edges_us = 0, optimizer_us = 0, step_us = 0;
+  double after_sync_us = 0;  ///< of layer_forward_us: issued after the layer's first sync (every layer has one)
+  bool syncs_every_layer = false;
 };
 
 /// Profiled CPU time of the step's parts: a layer's forward (between the first launches of consecutive layers on
 /// the main thread), a layer's backward (between the first backward launches of consecutive layers), the
-/// optimizer windows, and the rest.
+/// optimizer windows, and the rest; each less the main thread's waits for the GPU in it (Step::syncs: the host
+/// idles there, the GPU's time is not the host's).
 Host profiled_host(const Events& ev, const Step& st) {
   Host h;
   const int L = st.layers;
-  h.step_us = st.t1 - st.t0;
-  h.layer_forward_us = (st.layer_start_ts[static_cast<std::size_t>(L)] - st.layer_start_ts.front()) / L;
+  h.step_us = st.t1 - st.t0 - st.sync_wait(st.t0, st.t1);
+  const double f0 = st.layer_start_ts.front(), fL = st.layer_start_ts[static_cast<std::size_t>(L)];
+  h.layer_forward_us = (fL - f0 - st.sync_wait(f0, fL)) / L;
+  h.syncs_every_layer = L > 0 && std::all_of(st.layer_sync_ts.begin(), st.layer_sync_ts.end(), [](double t) { return t >= 0; });
+  if (h.syncs_every_layer) {
+    double after = 0.0;
+    for (int l = 0; l < L; ++l) {
+      const double s = st.layer_sync_ts[static_cast<std::size_t>(l)], e = st.layer_start_ts[static_cast<std::size_t>(l) + 1];
+      after += e - s - st.sync_wait(s, e);
+    }
+    h.after_sync_us = after / L;
+  }
   std::vector<double> first(static_cast<std::size_t>(L), -1.0);
   for (const Kernel& k : st.kernels) {
     if (k.phase != Phase::backward || k.segment < 0 || k.segment >= L) continue;
     double& f = first[static_cast<std::size_t>(k.segment)];
     if (f < 0.0) f = ev.launches[k.launch].ts;
   }
-  if (L > 1 && first.front() >= 0.0 && first.back() >= 0.0) h.layer_backward_us = (first.front() - first.back()) / (L - 1);
+  if (L > 1 && first.front() >= 0.0 && first.back() >= 0.0)
+    h.layer_backward_us = (first.front() - first.back() - st.sync_wait(first.back(), first.front())) / (L - 1);
   for (const auto& w : st.optimizer_windows) h.optimizer_us += w.second - w.first;
   h.edges_us = std::max(0.0, h.step_us - L * (h.layer_forward_us + h.layer_backward_us) - h.optimizer_us);
   return h;
@@ -221,6 +235,20 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
                        {"per_step_s", host.optimizer_us / D * 1e-6},
                        {"source", file},
                        {"method", how_host}};
+  // The split of a layer's host time, so that the order of host work shows where the host waits for the GPU
+  // (sim/host_dispatch.hpp): the forward's share, and the share of the forward issued after its first sync.
+  if (host.layer_forward_us + host.layer_backward_us > 0.0) {
+    host_json["forward_share"] = host.layer_forward_us / (host.layer_forward_us + host.layer_backward_us);
+    if (host.syncs_every_layer && host.layer_forward_us > 0.0)
+      host_json["after_sync_share"] = std::clamp(host.after_sync_us / host.layer_forward_us, 0.0, 1.0);
+  }
+  if (!st.syncs.empty()) {
+    sum.notes.push_back(std::to_string(st.syncs.size()) + " host waits for the GPU in the step (" +
+                        std::to_string(st.sync_wait(st.t0, st.t1) * 1e-3) + " ms, left out of the host time)" +
+                        (host.syncs_every_layer ? "; every layer's forward waits: its kernels after the first wait are "
+                                                  "rows of their own (after_sync)"
+                                                : ""));
+  }
   if (!o.host_process_times_s.empty() && o.host_step_time_s) {
     Json samples = Json::array();
     for (double t : o.host_process_times_s) samples.push_back(std::clamp(t / *o.host_step_time_s, 0.1, 10.0));
@@ -298,6 +326,7 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
            {"vars", (*base_doc).value("vars", Json::array())},
            {"properties", {{"residual_bytes", residual},
                            {"moe", moe_layers},
+                           {"moe_host_sync", host.syncs_every_layer && moe_layers ? "1" : "ep > 1"},
                            {"fsdp2", fsdp ? "zero >= 2 && dp > 1" : "0"},
                            {"ddp_grad_copies", fsdp || o.ddp_bucket_view ? "0" : "dp * cp > 1"},
                            {"grad_tensors_per_layer", parameter_tensors_per_layer(ev, st, model)},

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scalescope/calibrate/torch_trace.hpp"
@@ -89,6 +90,13 @@ struct Step {
   int layers = 0;
   int period = 0;  ///< forward kernels per layer
   std::vector<double> layer_start_ts;  ///< CPU time of each layer's first forward launch, and the head's
+  /// The main thread's waits for the GPU in the step (cudaStreamSynchronize, cudaEventSynchronize,
+  /// cudaDeviceSynchronize: a read-back such as .tolist() or .item()), {start, duration}, by start.
+  std::vector<std::pair<double, double>> syncs;
+  /// Start of the first such wait in each layer's forward (between its first launch and the next layer's), -1 none.
+  std::vector<double> layer_sync_ts;
+  /// Total wait of the syncs that start in [a, b).
+  double sync_wait(double a, double b) const;
 };
 
 /// Whether CPU time t lies in one of the step's optimizer windows (sorted and merged by analyse_step).

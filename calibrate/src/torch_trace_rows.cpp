@@ -244,9 +244,15 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
 
   std::vector<Acc> rows;
   std::unordered_map<std::string, std::size_t> index;
+  // Where every layer's forward waits for the GPU (Step::layer_sync_ts), the kernels launched after the first wait
+  // are rows of their own, `after_sync` (the builder issues them after the host's synchronisation).
+  const bool split = L > 0 && std::all_of(st.layer_sync_ts.begin(), st.layer_sync_ts.end(), [](double t) { return t >= 0; });
+  bool late = false;  // the kernel being added is one of those
   auto add = [&](const std::string& phase, const std::string& key, Json row, double us, double bytes,
                  const std::string& bytes_expr, bool per_layer) {
-    auto [it, fresh] = index.try_emplace(phase + "\n" + key, rows.size());
+    const bool after = late && phase == "layer_forward";
+    auto [it, fresh] = index.try_emplace(phase + "\n" + (after ? "after_sync\n" : "") + key, rows.size());
+    if (fresh && after) row["after_sync"] = true;
     if (fresh) rows.push_back({phase, key, std::move(row), 0.0, 0.0, 0.0, per_layer, bytes_expr});
     Acc& a = rows[it->second];
     a.time_us += us;
@@ -265,6 +271,8 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
     std::string phase;
     bool per_layer = false;
     const bool fwd = k.phase == Phase::forward;
+    late = split && fwd && k.segment >= 0 && k.segment < L &&
+           ev.launches[k.launch].ts > st.layer_sync_ts[static_cast<std::size_t>(k.segment)];
     if (k.phase == Phase::optimizer) phase = "optimizer";
     else if (k.segment < 0) phase = fwd ? "embedding_forward" : "embedding_backward";
     else if (k.segment >= L) phase = fwd ? "head_forward" : "head_backward";

@@ -1,6 +1,7 @@
 // The structure of the traced step (torch_trace.hpp, steps 1-3): its window, each kernel's launch, ops, phase,
 // and the layer it belongs to.
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 
 #include "torch_trace_impl.hpp"
@@ -68,11 +69,12 @@ bool enclosing_ops(const Events& ev, std::vector<Kernel>& kernels) {
 /// Smallest period P and offset o such that forward kernel names repeat L times from o; the block must hold an
 /// attention kernel when the forward has one. Returns {P, o}, {0, 0} when there is none, or {-1, 0} when the search
 /// would take more than kMaxPeriodWork comparisons.
-std::pair<int, int> find_period(const std::vector<std::uint32_t>& names, const std::vector<bool>& attention, int L) {
+std::pair<int, int> find_period(const std::vector<std::uint32_t>& names, const std::vector<bool>& attention, int L,
+                                int min_period = 1) {
   const int n = static_cast<int>(names.size());
   const bool any_attention = std::find(attention.begin(), attention.end(), true) != attention.end();
   std::uint64_t work = 0;
-  for (int p = 1; static_cast<std::int64_t>(p) * L <= n; ++p) {
+  for (int p = std::max(1, min_period); static_cast<std::int64_t>(p) * L <= n; ++p) {
     const int need = (L - 1) * p;  // names[i] == names[i + p] for every i of the first L - 1 blocks
     int run = 0;
     if ((work += static_cast<std::uint64_t>(n)) > kMaxPeriodWork) return {-1, 0};
@@ -87,6 +89,18 @@ std::pair<int, int> find_period(const std::vector<std::uint32_t>& names, const s
     }
   }
   return {0, 0};
+}
+
+/// A kernel's family: its function name without template arguments, PyTorch's elementwise launchers
+/// (vectorized_elementwise_kernel<4>, <2>, unrolled_elementwise_kernel, elementwise_kernel) as one. PyTorch picks the
+/// launcher by the tensors' alignment, which data-dependent sizes (an MoE layer's tokens per expert) change from
+/// layer to layer, so the same layer code runs differently named kernels.
+std::string kernel_family(std::string k) {
+  if (k.rfind("void ", 0) == 0) k = k.substr(5);
+  const std::size_t cut = k.find_first_of("<(");
+  if (cut != std::string::npos) k = k.substr(0, cut);
+  if (k.find("elementwise_kernel") != std::string::npos) return "elementwise_kernel";
+  return k;
 }
 
 }  // namespace
@@ -195,7 +209,18 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
     const std::string inner = k.inner >= 0 ? ev.name(ev.ops[static_cast<std::size_t>(k.inner)].name) : "";
     attention.push_back(inner.find("attention") != std::string::npos);
   }
-  const std::pair<int, int> found = find_period(names, attention, layers);
+  std::pair<int, int> found = find_period(names, attention, layers);
+  if (found.first == 0) {
+    // No block of identical kernel names: look for one of identical kernel families (kernel_family), whose L
+    // copies hold at least half the forward's kernels (families repeat in short runs that are no layer).
+    std::unordered_map<std::string, std::uint32_t> family_id;
+    for (std::uint32_t& n : names)
+      n = family_id.try_emplace(kernel_family(ev.name(n)), static_cast<std::uint32_t>(family_id.size())).first->second;
+    found = find_period(names, attention, layers, static_cast<int>((names.size() + 2 * layers - 1) / (2 * layers)));
+    if (found.first > 0)
+      sum.notes.push_back("the layers' kernels repeat by family, not by name (PyTorch's elementwise launchers differ "
+                          "with the tensors' alignment from layer to layer)");
+  }
   const int period = found.first, offset = found.second;  // not a structured binding: the lambdas below capture them
   if (period < 0) {
     return input_error(file, "", "the forward's " + std::to_string(fwd.size()) + " kernels are too many to search for " +
@@ -229,6 +254,20 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
     const std::size_t j = static_cast<std::size_t>(offset + l * period);
     st.layer_start_ts.push_back(j < fwd.size() ? ev.launches[st.kernels[fwd[j]].launch].ts : st.t1);
   }
+  // The host's waits for the GPU on the main thread, and the first in each layer's forward.
+  for (const Launch& l : ev.launches) {
+    if (l.tid != st.main_tid || l.ts < st.t0 || l.ts > st.t1) continue;
+    const std::string& n = ev.name(l.name);
+    if (n == "cudaStreamSynchronize" || n == "cudaEventSynchronize" || n == "cudaDeviceSynchronize")
+      st.syncs.emplace_back(l.ts, l.dur);
+  }
+  std::sort(st.syncs.begin(), st.syncs.end());
+  for (int l = 0; l < layers; ++l) {
+    const auto at = std::lower_bound(st.syncs.begin(), st.syncs.end(),
+                                     std::make_pair(st.layer_start_ts[static_cast<std::size_t>(l)], -1.0));
+    st.layer_sync_ts.push_back(at != st.syncs.end() && at->first < st.layer_start_ts[static_cast<std::size_t>(l) + 1]
+                                   ? at->first : -1.0);
+  }
   auto segment_at = [&](double ts) {  // the layer whose forward ran at ts (binary search: O(log L) per kernel)
     if (ts < st.layer_start_ts.front()) return -1;
     const auto it = std::upper_bound(st.layer_start_ts.begin() + 1, st.layer_start_ts.end(), ts);
@@ -257,6 +296,14 @@ Expected<Step> analyse_step(const Events& ev, int layers, const std::string& fil
     k.segment = last;
   }
   return st;
+}
+
+double Step::sync_wait(double a, double b) const {
+  double w = 0.0;
+  for (auto it = std::lower_bound(syncs.begin(), syncs.end(), std::make_pair(a, -1.0));
+       it != syncs.end() && it->first < b; ++it)
+    w += it->second;
+  return w;
 }
 
 }  // namespace scalescope::calib::trace

@@ -350,8 +350,15 @@ void RankEmitter::forward_unit(const ScheduleStep& s) {
       const TaskId bucket = index < bucket_gathers.size() ? bucket_gathers[index] : kNoTask;
       TaskId t;
       if (kind == Piece::layer || kind == Piece::moe_layer) {
-        t = layer_block(Phase::forward, name, cost, 1, tp_ops(kind, true), {}, true, l, dep,
-                        kind == Piece::moe_layer ? 1 : 0);
+        // With the host's synchronisation in the MoE layer, the rows issued after it are a task of their own
+        // after the token exchange, the host waiting for the first part (StackRow::after_sync).
+        const bool sync = kind == Piece::moe_layer && c_.moe_host_sync;
+        const PhaseCost& after = c_.moe_layer.forward_after_sync;
+        const bool split = sync && after.kernels > 0;
+        t = layer_block(Phase::forward, name, split ? c_.moe_layer.forward_before_sync : cost, 1, tp_ops(kind, true), {},
+                        true, l, dep, kind == Piece::moe_layer ? 1 : 0);
+        if (sync) g_.mark_host_sync(t);
+        if (split) compute(TaskCategory::forward, "moe layer fwd after sync", after, l, kNoTask);
       } else {
         t = compute(TaskCategory::forward, name, cost, l, dep);
         tp_comm(tp_ops(kind, true), true, l, kNoTask);
@@ -426,6 +433,7 @@ void RankEmitter::backward_unit(const ScheduleStep& s) {
                                      p.recompute == Recompute::full ? tp_ops(kind, true) : TpOps{}, {}, true, l, dep,
                                      p.recompute == Recompute::full ? moe : 0);
         if (gather != kNoTask) g_.precede(gather, r);
+        if (moe > 0 && p.recompute == Recompute::full && c_.moe_host_sync) g_.mark_host_sync(r);
         dep = kNoTask;
       }
       TaskId t;

@@ -86,6 +86,7 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   c.pp_bytes = plan.sp ? c.residual_bytes / plan.tp : c.residual_bytes;
   c.grad_elem = grad_bytes_per_element(plan);
   c.fsdp2 = stack.fsdp2.eval(sym) != 0.0;
+  c.moe_host_sync = spec.is_moe() && !stack.moe_host_sync.empty() && stack.moe_host_sync.eval(sym) != 0.0;
   // DDP's reducer runs for zero=0 and under PyTorch's ZeroRedundancyOptimizer (zero=1 without Megatron-Core's
   // distributed optimizer), which steps a shard of the parameters DDP reduced.
   c.ddp_grad_copies = (plan.zero == 0 || (plan.zero == 1 && !stack.distributed_optimizer)) &&

@@ -44,6 +44,9 @@ struct BuildContext {
   /// rest and gathered for every micro-batch's forward (zero=3: again for its backward), never ahead of
   /// the first unit of a micro-batch.
   bool fsdp2 = false;
+  /// The host reads the dispatcher's split sizes back in every MoE layer's forward (StackProfile::moe_host_sync):
+  /// per-layer MoE forward (and full-recompute) tasks are marked as host synchronisation points.
+  bool moe_host_sync = false;
   /// zero=0 (and zero=1 as ZeroRedundancyOptimizer over DDP) as PyTorch DDP without gradient_as_bucket_view
   /// (StackProfile::ddp_grad_copies): the gradients copied into the buckets before their reduction, and back after
   /// the last one.

@@ -109,6 +109,10 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
     m.elementwise_curve_ = std::move(profile.elementwise_curve);
   }
   if (profile.launch_overhead) m.launch_ = KernelCost{*profile.launch_overhead, Provenance::measured};
+  if (profile.launch_sync) {
+    const double issue = profile.launch_overhead ? profile.launch_overhead->value : 0.0;
+    m.sync_latency_ = Seconds(std::max(0.0, profile.launch_sync->value - issue));
+  }
   for (auto& row : profile.attention) {
     const AttentionShape& sh = row.shape;
     if (sh.batch <= 0 || sh.heads <= 0 || sh.kv_heads <= 0 || sh.head_dim <= 0 || sh.seq <= 0 ||

@@ -70,6 +70,7 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
       };
       if (auto bw = number("d2d_copy_GBps")) p.hbm_bandwidth = GBps(*bw);
       if (auto l = number("launch_overhead_us")) p.launch_overhead = microseconds(*l);
+      if (auto l = number("launch_sync_us")) p.launch_sync = microseconds(*l);
       if (auto rows = mem->find("elementwise")) {
         double best_bytes = 0;
         for (const JsonCursor& row : rows->items()) {

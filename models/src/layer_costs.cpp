@@ -148,11 +148,16 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
 /// ones in closed form.
 constexpr int kExactKernels = 4096;
 
-/// Adds the rows of `rows` (those tagged selective_recompute only, when `selective_only`).
+/// Which rows add_rows adds.
+enum class RowSet { all, selective_recompute, before_sync, after_sync };
+
+/// Adds the rows of `rows` that are in `which`.
 void add_rows(PhaseCost& out, const std::vector<StackRow>& rows, const std::vector<double>& v, const ComputeModel& m,
-              const StackProfile& st, const CostOptions& o, bool selective_only = false) {
+              const StackProfile& st, const CostOptions& o, RowSet which = RowSet::all) {
   for (const StackRow& r : rows) {
-    if (selective_only && !r.selective_recompute) continue;
+    if (which == RowSet::selective_recompute && !r.selective_recompute) continue;
+    if (which == RowSet::before_sync && r.after_sync) continue;
+    if (which == RowSet::after_sync && !r.after_sync) continue;
     RowKernels k = price(r, v, m, st, o);
     if (k.count == 0) continue;
     if (r.time_s && r.kind != RowKind::fixed && !st.trace_values().empty()) {
@@ -194,8 +199,12 @@ LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, co
     case Recompute::none: break;
     case Recompute::full: c.recompute = c.forward; break;
     case Recompute::selective:
-      add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, o, true);
+      add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, o, RowSet::selective_recompute);
       break;
+  }
+  if (st.splits_at_host_sync()) {
+    add_rows(c.forward_before_sync, rows(st, StackPhase::layer_forward), v, m, st, o, RowSet::before_sync);
+    add_rows(c.forward_after_sync, rows(st, StackPhase::layer_forward), v, m, st, o, RowSet::after_sync);
   }
   return c;
 }
@@ -218,6 +227,10 @@ LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, c
   c.backward += w.backward * f;
   c.recompute = g.recompute * (1.0 - f);
   c.recompute += w.recompute * f;
+  c.forward_before_sync = g.forward_before_sync * (1.0 - f);
+  c.forward_before_sync += w.forward_before_sync * f;
+  c.forward_after_sync = g.forward_after_sync * (1.0 - f);
+  c.forward_after_sync += w.forward_after_sync * f;
   return c;
 }
 

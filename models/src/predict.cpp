@@ -158,7 +158,8 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   if (host) {
     const int processes_on_host = std::min(plan.gpus(), cluster.gpus_per_node());
     add_host_dispatch(*graph, HostCosts{host->for_plan(plan, processes_on_host), host->edge_per_microbatch,
-                                        host->per_step},
+                                        host->per_step, compute.host_sync_latency(), host->forward_fraction,
+                                        host->after_sync_fraction},
                       graph->stream_bound());
   }
   SimOptions so;

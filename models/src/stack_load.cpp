@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scalescope/models/stack_profile.hpp"
@@ -69,10 +70,11 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
   r.kernels = optional_expr(c, "kernels", t, 1.0);
   if (auto ts = c.find("time_s")) r.time_s = ts->as_nonnegative_number();
   r.selective_recompute = c.has("selective_recompute") && c.at("selective_recompute").as_bool();
+  r.after_sync = c.has("after_sync") && c.at("after_sync").as_bool();
   switch (r.kind) {
     case RowKind::gemm:
       c.expect_keys({"name", "kind", "when", "kernels", "m", "n", "k", "batch", "dtype", "time_s",
-                     "selective_recompute", "note"});
+                     "selective_recompute", "after_sync", "note"});
       r.m = expr_at(c.at("m"), t);
       r.n = expr_at(c.at("n"), t);
       r.k = expr_at(c.at("k"), t);
@@ -81,7 +83,7 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       break;
     case RowKind::attention:
       c.expect_keys({"name", "kind", "when", "kernels", "batch", "heads", "kv_heads", "head_dim", "seq", "window",
-                     "causal", "pass", "backend", "packed", "io", "time_s", "selective_recompute", "note"});
+                     "causal", "pass", "backend", "packed", "io", "time_s", "selective_recompute", "after_sync", "note"});
       r.batch = expr_at(c.at("batch"), t);
       r.heads = expr_at(c.at("heads"), t);
       r.kv_heads = expr_at(c.at("kv_heads"), t);
@@ -97,13 +99,13 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       break;
     case RowKind::memory:
       c.expect_keys({"name", "kind", "when", "kernels", "bytes", "bandwidth_factor", "scaling", "time_s",
-                     "selective_recompute", "note"});
+                     "selective_recompute", "after_sync", "note"});
       r.bytes = expr_at(c.at("bytes"), t);
       r.bandwidth_factor = c.has("bandwidth_factor") && c.at("bandwidth_factor").as_bool();
       if (auto s = c.find("scaling")) r.linear_in_bytes = s->as_enum({"sweep", "bytes"}) == "bytes";
       break;
     case RowKind::fixed:
-      c.expect_keys({"name", "kind", "when", "kernels", "time_s", "note"});
+      c.expect_keys({"name", "kind", "when", "kernels", "time_s", "after_sync", "note"});
       if (!r.time_s) c.fail("a fixed row needs time_s");
       break;
   }
@@ -139,9 +141,10 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     s.fsdp2 = Expr::constant(0.0);
     s.ddp_grad_copies = Expr::constant(0.0);
     s.grad_tensors_per_layer = Expr::constant(0.0);
+    s.moe_host_sync = Expr::parse("ep > 1", t, file, "$.properties.moe_host_sync").take_or_throw();
     if (auto pr = root.find("properties")) {
       pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "grad_tensors_per_layer", "torch_pipelining",
-                       "distributed_optimizer", "moe", "fine_tuning", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
+                       "distributed_optimizer", "moe", "moe_host_sync", "fine_tuning", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
                        "launch_floor", "kernel_gap_s", "applies"});
       if (auto f = pr->find("residual_bytes")) s.residual_bytes = expr_at(*f, t);
       if (auto f = pr->find("fsdp2")) s.fsdp2 = expr_at(*f, t);
@@ -150,6 +153,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       if (auto f = pr->find("torch_pipelining")) s.torch_pipelining = f->as_bool();
       if (auto f = pr->find("distributed_optimizer")) s.distributed_optimizer = f->as_bool();
       if (auto f = pr->find("moe")) s.moe = f->as_bool();
+      if (auto f = pr->find("moe_host_sync")) s.moe_host_sync = expr_at(*f, t);
       if (auto f = pr->find("fine_tuning")) s.fine_tuning = f->as_bool();
       if (auto f = pr->find("memory_bandwidth_factor")) s.memory_bandwidth_factor = f->as_positive_number();
       s.memory_bandwidth_factor_source = pr->get_string("memory_bandwidth_factor_source", "");
@@ -163,7 +167,11 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
                         "head_backward", "optimizer"});
     for (int i = 0; i < kNumStackPhases; ++i) {
       if (auto ph = phases.find(to_string(static_cast<StackPhase>(i)))) {
-        for (const auto& row : ph->items()) s.phases[static_cast<std::size_t>(i)].push_back(read_row(row, t));
+        for (const auto& row : ph->items()) {
+          s.phases[static_cast<std::size_t>(i)].push_back(read_row(row, t));
+          if (s.phases[static_cast<std::size_t>(i)].back().after_sync && i != static_cast<int>(StackPhase::layer_forward))
+            row.at("after_sync").fail("only layer_forward rows are issued after the host's synchronisation");
+        }
       }
     }
 
@@ -195,8 +203,8 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       s.host_per_kernel_s = h->at("per_kernel_s").as_nonnegative_number();
       s.host_source = h->get_string("source", file);
     } else if (h) {
-      h->expect_keys({"per_layer_microbatch_s", "per_edge_microbatch_s", "per_step_s", "process_samples", "source",
-                      "method", "note"});
+      h->expect_keys({"per_layer_microbatch_s", "per_edge_microbatch_s", "per_step_s", "process_samples", "forward_share",
+                      "after_sync_share", "source", "method", "note"});
       FrameworkHostCost host;
       host.source = h->get_string("source", file);
       host.framework = s.name;
@@ -207,6 +215,15 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
                                                                 : host.module.value);
       if (auto st = h->find("per_step_s")) host.per_step = Seconds(st->as_nonnegative_number());
       if (auto e = h->find("per_edge_microbatch_s")) host.edge_per_microbatch = Seconds(e->as_nonnegative_number());
+      // Shares of the layer's host time (import: the profiled CPU time of the forward, and after its sync).
+      for (auto [key, out] : {std::pair{"forward_share", &host.forward_fraction},
+                              std::pair{"after_sync_share", &host.after_sync_fraction}}) {
+        if (auto f = h->find(key)) {
+          const double v = f->as_nonnegative_number();
+          if (!(v <= 1.0)) f->fail("expected a share in [0, 1]");
+          *out = v;
+        }
+      }
       if (auto ps = h->find("process_samples")) {
         // Each process's host-bound step relative to the one the costs come from (import --host-process-times).
         ps->expect_array();

@@ -181,6 +181,11 @@ double StackProfile::traced_tokens() const {
   return trace_values_[static_cast<std::size_t>(slot)];
 }
 
+bool StackProfile::splits_at_host_sync() const {
+  const auto& fwd = phases[static_cast<std::size_t>(StackPhase::layer_forward)];
+  return std::any_of(fwd.begin(), fwd.end(), [](const StackRow& r) { return r.after_sync; });
+}
+
 bool StackProfile::applies_to(const ModelSpec& spec, const Plan& plan) const {
   if (applies.empty()) return true;
   return applies.eval(bind(spec, plan, true, false, 128)) != 0.0;

@@ -182,6 +182,11 @@ std::span<const int> TaskGraph::group(GroupId g) const {
       .subspan(group_offsets_[g], group_offsets_[g + 1] - group_offsets_[g]);
 }
 
+void TaskGraph::mark_host_sync(TaskId t) {
+  const auto at = std::lower_bound(host_syncs_.begin(), host_syncs_.end(), t);
+  if (at == host_syncs_.end() || *at != t) host_syncs_.insert(at, t);
+}
+
 void TaskGraph::set_concurrent(GroupId g, std::vector<GroupId> siblings) {
   assert(g < num_groups() && "TaskGraph: unknown GroupId");
   for ([[maybe_unused]] GroupId s : siblings) assert(s < num_groups() && s != g && "TaskGraph: bad sibling group");
@@ -233,6 +238,13 @@ std::string TaskGraph::describe(TaskId id) const {
 }
 
 Expected<bool> TaskGraph::validate() const {
+  for (TaskId t : host_syncs_) {
+    if (t >= tasks_.size() || tasks_[t].kind != TaskKind::compute) {
+      return input_error("task graph", "", "host synchronisation mark on " +
+                                               (t >= tasks_.size() ? "task " + std::to_string(t) + " (no such task)"
+                                                                   : describe(t) + ", which is not a compute task"));
+    }
+  }
   auto compiled = detail::compile(*this, /*check_instances=*/true);
   if (!compiled) return compiled.error();
   return detail::check_cycles(*this, *compiled);

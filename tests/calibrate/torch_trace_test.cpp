@@ -325,6 +325,55 @@ std::string write(const std::string& name, const std::string& text) {
   return p.string();
 }
 
+// Megatron-Core 0.16.1's MoE layer (validation/megatron, session 28) waits for the GPU in every layer's forward (its
+// alltoall dispatcher reads the split sizes back). Counted independently from the file (Python, json + gzip): 19
+// cudaStreamSynchronize / cudaEventSynchronize / cudaDeviceSynchronize calls on the main thread inside
+// ProfilerStep#2, 69.223 ms in all (3 in each of the 6 layers' forwards, and the step's final device synchronise).
+// The dense variant of the same program waits once (76.867 ms, the final synchronise), in no layer.
+TEST(TorchTrace, AProgramThatWaitsForTheGpuInEveryLayerSplitsItsForwardAtTheWait) {
+  const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/session28/mcore-traces28-h200/";
+  TraceImportOptions o;
+  o.micro_batch = 1;
+  o.seq = 4096;
+  o.host_step_time_s = 0.04312657;  // moe-grouped-meta.json: the unprofiled step at 1 x 64
+  o.host_micro_batch = 1;
+  o.host_seq = 64;
+  const auto moe = models::load_model(SCALESCOPE_SOURCE_DIR "/validation/megatron/qwen3-30b-a3b-e16-l6.json").value();
+  auto r = import_torch_trace(dir + "moe-grouped-trace.json.gz", moe, o);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  const auto& notes = r->summary.notes;
+  auto noted = [&](const std::string& what) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(noted("19 host waits for the GPU in the step (69.22")) << ::testing::PrintToString(notes);
+  // The layers' elementwise launchers differ with the tokens per expert: the layer block is found by kernel family.
+  EXPECT_TRUE(noted("repeat by family"));
+  EXPECT_EQ(r->stack["properties"]["moe_host_sync"], "1");
+  const Json& host = r->stack["host"];
+  ASSERT_TRUE(host.contains("forward_share") && host.contains("after_sync_share")) << host.dump();
+  EXPECT_GT(host["forward_share"].get<double>(), 0.0);
+  EXPECT_LT(host["forward_share"].get<double>(), 1.0);
+  EXPECT_GT(host["after_sync_share"].get<double>(), 0.0);
+  EXPECT_LT(host["after_sync_share"].get<double>(), 1.0);
+  int after = 0;
+  for (const auto& row : r->stack["phases"]["layer_forward"]) after += row.value("after_sync", false) ? 1 : 0;
+  EXPECT_GT(after, 0);
+  auto stack = models::stack_from_json(r->stack, "imported");
+  ASSERT_TRUE(stack.has_value()) << stack.error().str();
+  EXPECT_TRUE(stack->splits_at_host_sync());
+  ASSERT_TRUE(stack->host.has_value());
+  EXPECT_DOUBLE_EQ(stack->host->forward_fraction, host["forward_share"].get<double>());
+
+  // The dense variant: the one wait is outside the layers, so nothing is split and the stack keeps the default.
+  const auto dense = models::load_model(SCALESCOPE_SOURCE_DIR "/validation/megatron/qwen3-dense-l6.json").value();
+  o.host_step_time_s = 0.03353828;  // dense-meta.json
+  auto d = import_torch_trace(dir + "dense-trace.json.gz", dense, o);
+  ASSERT_TRUE(d.has_value()) << d.error().str();
+  EXPECT_EQ(d->stack["properties"]["moe_host_sync"], "ep > 1");
+  EXPECT_FALSE(d->stack["host"].contains("after_sync_share"));
+  for (const auto& row : d->stack["phases"]["layer_forward"]) EXPECT_FALSE(row.value("after_sync", false));
+}
+
 TEST(TorchTrace, BadTracesAreInputErrorsNamingTheFile) {
   auto missing = import_torch_trace("/nonexistent/trace.json", gpt_ln(), options());
   ASSERT_FALSE(missing.has_value());

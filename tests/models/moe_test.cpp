@@ -362,5 +362,55 @@ TEST(MoePredict, AStackWithoutMoeRowsIsRefused) {
   EXPECT_NE(p.error().str().find("properties.moe"), std::string::npos) << p.error().str();
 }
 
+// Megatron-Core's token dispatchers read the split sizes back to the host in every MoE layer's forward
+// (token_dispatcher.py, cuda_sync_point), which the built-in fused stack says (moe_host_sync: 1): with per-layer
+// tasks each MoE layer's forward task of each micro-batch is a host synchronisation point, its full recompute too.
+TEST(MoeBuilder, MegatronsDispatcherMakesTheHostWaitInEveryMoeLayersForward) {
+  Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  BuildOptions o;
+  o.per_layer_tasks = true;
+  auto marks_per_rank = [&](const char* text, const BuildOptions& bo) {
+    auto g = build_task_graph(mixtral_layers(2), plan(text), r.cluster, r.compute, bo);
+    EXPECT_TRUE(g.has_value()) << g.error().str();
+    if (!g) return -1.0;
+    for (TaskId t : g->host_syncs()) {
+      EXPECT_EQ(g->task(t).kind, TaskKind::compute);
+      const std::string& n = g->task_name(t);
+      EXPECT_TRUE(n == "moe layer fwd" || n == "layer recompute") << n;
+    }
+    return static_cast<double>(g->host_syncs().size()) / static_cast<double>(g->present_ranks().size());
+  };
+  EXPECT_EQ(marks_per_rank("dp=8,ep=8,mbs=1,gbs=16", o), 2.0 * 2.0);                  // 2 layers x 2 micro-batches
+  EXPECT_EQ(marks_per_rank("dp=8,ep=8,mbs=1,gbs=16,recompute=full", o), 2.0 * 2.0 * 2.0);  // and their recompute
+  EXPECT_EQ(marks_per_rank("dp=8,ep=8,mbs=1,gbs=16", BuildOptions{}), 0.0);            // merged tasks: no host model
+  auto quiet = std::make_shared<StackProfile>(*load_stack("fused").value());
+  quiet->moe_host_sync = Expr::constant(0.0);
+  r.compute.set_stack(quiet);
+  EXPECT_EQ(marks_per_rank("dp=8,ep=8,mbs=1,gbs=16", o), 0.0);
+}
+
+// A host that takes 60% of a layer's host time H in the forward is slower than the GPU's forward there but not over
+// the layer (H = 15 ms against Mixtral's datasheet layer of several ms forward and twice that backward). Without a
+// sync it runs ahead in the backward and hides its forward; with one in every MoE layer's forward each forward task
+// takes max(host, GPU): the step grows, by at most the forward host time of the 4 layer-micro-batches.
+TEST(MoePredict, TheHostSyncExposesAForwardHeavyHost) {
+  Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  PredictOptions o;
+  FrameworkHostCost h{"test", "test", Seconds(15e-3), Seconds(15e-3), {}};
+  h.forward_fraction = 0.6;
+  o.host = h;
+  auto synced = predict(mixtral_layers(2), plan("dp=8,ep=8,mbs=1,gbs=16"), r.cluster, r.coll, r.compute, o);
+  ASSERT_TRUE(synced.has_value()) << synced.error().str();
+  auto quiet = std::make_shared<StackProfile>(*load_stack("fused").value());
+  quiet->moe_host_sync = Expr::constant(0.0);
+  r.compute.set_stack(quiet);
+  auto free_host = predict(mixtral_layers(2), plan("dp=8,ep=8,mbs=1,gbs=16"), r.cluster, r.coll, r.compute, o);
+  ASSERT_TRUE(free_host.has_value()) << free_host.error().str();
+  const double exposed = synced->step_time_s - free_host->step_time_s;
+  EXPECT_GT(exposed, 1e-3);
+  EXPECT_LT(exposed, 4 * 0.6 * 15e-3);
+  EXPECT_GT(synced->sim.breakdown[BreakdownPart::host_wait].value, free_host->sim.breakdown[BreakdownPart::host_wait].value);
+}
+
 }  // namespace
 }  // namespace scalescope::models

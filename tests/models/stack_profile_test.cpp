@@ -207,6 +207,13 @@ TEST(StackProfile, LoaderErrorsNameTheFieldAndTheExpectation) {
                 .find("expected a new name"),
             std::string::npos);
   EXPECT_NE(error_of(R"J({"schema": "scalescope.stack/2", "name": "x"})J").find("scalescope.stack/1"), std::string::npos);
+  // after_sync (issued after the host's synchronisation) is a layer forward row's; a share is in [0, 1].
+  EXPECT_NE(error_of(head + R"("phases": {"layer_backward": [{"name": "g", "kind": "memory", "bytes": "T", "after_sync": true}]}, )" +
+                     kMinimalMemory + "}").find("$.phases.layer_backward[0].after_sync: only layer_forward rows"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("phases": {}, "host": {"per_layer_microbatch_s": {"module": 0.001}, "forward_share": 1.5}, )" +
+                     kMinimalMemory + "}").find("$.host.forward_share: expected a share in [0, 1]"),
+            std::string::npos);
 }
 
 // predict()'s note when an imported stack is moved far from the shape it was traced at, and the choice among several

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <vector>
+
 #include "scalescope/sim/cluster.hpp"
 #include "scalescope/sim/collective.hpp"
 #include "scalescope/sim/simulator.hpp"
@@ -84,6 +87,68 @@ TEST(HostDispatch, CommunicationOverlapsTheHostWaitAndCountsAsComm) {
   EXPECT_NEAR(r.breakdown[BP::forward].value, 1e-3, 1e-9);
   EXPECT_GT(r.breakdown[BP::tp_comm].value, 0.0);
   EXPECT_NEAR(r.step_time.value, 6e-3 + r.breakdown[BP::tp_comm].value, 1e-9);
+}
+
+// Host synchronisation (TaskGraph::mark_host_sync). One rank, micro-batch 0, one task per layer; `marked` layers
+// are synchronisation points; an unlabelled 1 ms "head" task follows the layers.
+TaskGraph layers(std::initializer_list<double> ms, std::initializer_list<int> marked) {
+  TaskGraph g;
+  std::vector<TaskId> ids;
+  std::int16_t layer = 0;
+  for (double d : ms) ids.push_back(g.add_compute(0, 0, TC::forward, "L", Seconds(d * 1e-3), TaskLabels{0, layer++, 0}));
+  g.add_compute(0, 0, TC::forward, "head", Seconds(1e-3));
+  for (int i : marked) g.mark_host_sync(ids[static_cast<std::size_t>(i)]);
+  return g;
+}
+
+TEST(HostDispatchSync, AGpuBoundStepPaysOnlyTheLatencyOfEachSync) {
+  // H = 0.5 ms per layer, layers of 1 ms, L0 and L1 marked, latency 0.1 ms. Without marks the host runs ahead:
+  // 0.5 + 3 x 1 + 1 (head) = 4.5 ms. With them: h0 [0, 0.5], L0 [0.5, 1.5]; sync [1.5, 1.6]; L1 starts with its
+  // issue [1.6, 2.6] (h1 [1.6, 2.1] ends first); sync [2.6, 2.7]; L2 [2.7, 3.7]; head [3.7, 4.7]: 4.5 + 2 x 0.1.
+  TaskGraph plain = layers({1, 1, 1}, {});
+  add_host_dispatch(plain, HostCosts{Seconds(0.5e-3), Seconds(0.0), Seconds(0.0), Seconds(0.1e-3)}, 1);
+  EXPECT_NEAR(run(plain).step_time.value, 4.5e-3, 1e-9);
+  TaskGraph g = layers({1, 1, 1}, {0, 1});
+  add_host_dispatch(g, HostCosts{Seconds(0.5e-3), Seconds(0.0), Seconds(0.0), Seconds(0.1e-3)}, 1);
+  ASSERT_TRUE(g.validate().has_value());
+  EXPECT_NEAR(run(g).step_time.value, 4.7e-3, 1e-9);
+}
+
+TEST(HostDispatchSync, ASyncTakesAwayTheHostsLeadSoEachSegmentTakesTheLongerOfHostAndGpu) {
+  // H = 1.5 ms, layers of 3, 1 and 1 ms. Without marks the host issues L1 and L2 while L0 runs and is never waited
+  // for again: 1.5 + 3 + 1 + 1 + 1 (head) = 7.5 ms. With L0 and L1 marked (latency 0): L0 [1.5, 4.5]; the host
+  // issues L1 from 4.5 to 6.0 while L1 runs [4.5, 5.5]; L2 cannot start before L1's issue has ended and the host
+  // syncs on L1 at 6.0: h2 [6.0, 7.5], L2 [6.0, 7.0]; the head waits for L2's issue: [7.5, 8.5]. Each segment
+  // after a sync takes max(1.5, 1) ms: 1.5 + 3 + 1.5 + 1.5 + 1 = 8.5 ms; the GPU waits 8.5 - 6 = 2.5 ms for the host.
+  TaskGraph plain = layers({3, 1, 1}, {});
+  add_host_dispatch(plain, Seconds(1.5e-3), 1);
+  EXPECT_NEAR(run(plain).step_time.value, 7.5e-3, 1e-9);
+  TaskGraph g = layers({3, 1, 1}, {0, 1});
+  add_host_dispatch(g, Seconds(1.5e-3), 1);
+  const SimResult r = run(g);
+  EXPECT_NEAR(r.step_time.value, 8.5e-3, 1e-9);
+  EXPECT_NEAR(r.breakdown[BP::host_wait].value, 2.5e-3, 1e-9);
+}
+
+TEST(HostDispatchSync, IssueAndExecutionOverlapAfterASyncInsteadOfAddingUp) {
+  // H = d = 1 ms per layer, L0 and L1 marked, no latency: the issue of a layer after a sync overlaps its
+  // execution, so the step is what it is without marks (1 + 3 x 1 + 1 = 5 ms), not 1 ms more per sync.
+  TaskGraph g = layers({1, 1, 1}, {0, 1});
+  add_host_dispatch(g, Seconds(1e-3), 1);
+  EXPECT_NEAR(run(g).step_time.value, 5e-3, 1e-9);
+}
+
+TEST(HostDispatchSync, MarksWithoutHostCostsAddNothingAndAMarkedDelayIsRefused) {
+  TaskGraph g = layers({1, 1}, {0});
+  g.mark_host_sync(0);  // twice: once
+  EXPECT_EQ(g.host_syncs().size(), 1u);
+  EXPECT_EQ(add_host_dispatch(g, Seconds(0.0), 1), 0u);
+  EXPECT_NEAR(run(g).step_time.value, 3e-3, 1e-9);
+  const TaskId d = g.add_delay(0, 0, TC::other, "wait", Seconds(1e-3));
+  g.mark_host_sync(d);
+  const auto v = g.validate();
+  ASSERT_FALSE(v.has_value());
+  EXPECT_NE(v.error().message.find("not a compute task"), std::string::npos) << v.error().str();
 }
 
 }  // namespace

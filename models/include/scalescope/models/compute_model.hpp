@@ -128,6 +128,9 @@ struct ComputeProfile {
   /// less of HBM (H200: 48% at 12.6 MB, 77% at 50 MB, 93% at 201 MB of the 3.2 GB kernel's 4.27 TB/s).
   std::vector<std::pair<Bytes, BytesPerSecond>> elementwise_curve;
   std::optional<Seconds> launch_overhead;              ///< measured per-kernel launch overhead
+  /// Measured launch + cudaStreamSynchronize of an empty kernel (memory.launch_sync_us): what a host that waits
+  /// for the GPU takes to see it finish and go on (host synchronisation points, sim/host_dispatch.hpp).
+  std::optional<Seconds> launch_sync;
   std::vector<AttentionSample> attention;              ///< measured flash-attention shapes
   std::string attention_source;                        ///< the `attention` section's `source` text
   std::vector<InterferenceSample> interference;         ///< measured compute-communication pairs
@@ -183,6 +186,9 @@ class ComputeModel {
   /// max(t, launch overhead): what a kernel of device time t costs on its stream.
   Seconds kernel_time(Seconds t) const { return t < launch_.time ? launch_.time : t; }
   KernelCost launch_overhead() const { return launch_; }
+  /// The host's wait after a kernel it synchronises on has finished: the profile's launch_sync_us less its
+  /// launch_overhead_us (the launch itself is issue time); 0 without a measurement.
+  Seconds host_sync_latency() const { return sync_latency_; }
 
   /// Dense peak of `dtype` (fp8 also accepts "fp8_e4m3"); falls back to bf16, then fp16.
   FlopsPerSecond peak(std::string_view dtype = "bf16") const;
@@ -255,6 +261,7 @@ class ComputeModel {
   BytesPerSecond elementwise_bw_at(Bytes bytes) const;
   Provenance elementwise_prov_ = Provenance::assumed;
   KernelCost launch_;
+  Seconds sync_latency_{0.0};
   std::optional<FrameworkHostCost> host_cost_;
   Interference interference_;
   InterferenceCurves curves_;

@@ -13,6 +13,7 @@
 //                                    every row -> elementwise_curve (bandwidth by kernel size)
 //   memory.launch_overhead_us        -> launch_overhead (host time per back-to-back launch; raw CUDA,
 //                                    without a framework's dispatch cost)
+//   memory.launch_sync_us            -> launch_sync (launch + cudaStreamSynchronize of an empty kernel)
 //   attention                        optional: {source (text: where and how it was measured), rows[]:
 //                                    {batch, heads, kv_heads, head_dim, seq, causal, dtype, fwd_s, bwd_s,
 //                                    label?}} -> AttentionSample (written by `scalescope calibrate

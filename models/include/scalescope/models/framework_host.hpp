@@ -34,6 +34,10 @@ struct FrameworkHostCost {
   /// process on one machine (validation/session14, validation/blind24/session15), and a step of N
   /// ranks that synchronise waits for the slowest of them.
   std::vector<double> process_samples{};
+  /// Optional (< 0: not measured; imported stacks measure them): the share of `module` spent issuing a layer's
+  /// forward, and of that the share issued after the forward's host synchronisation (HostCosts, sim/host_dispatch.hpp).
+  double forward_fraction = -1.0;
+  double after_sync_fraction = -1.0;
 
   /// The host time of the slowest of `ranks` processes relative to the costs above: the expected
   /// maximum of `ranks` independent draws from `process_samples` (their empirical distribution:

@@ -87,6 +87,10 @@ struct CostOptions {
 
 struct LayerCost {
   PhaseCost forward, backward, recompute;
+  /// The forward split at the host's synchronisation (StackRow::after_sync), empty unless the stack's rows say
+  /// where it is (StackProfile::splits_at_host_sync): the rows before it and those after. `forward` is priced
+  /// as before, whole.
+  PhaseCost forward_before_sync, forward_after_sync;
 };
 /// One transformer layer, one micro-batch of plan.mbs sequences, one tensor-parallel rank; `moe_layer`: an MoE
 /// layer of an MoE model (the stack's rows with `when: moe_layer`), else a dense layer.

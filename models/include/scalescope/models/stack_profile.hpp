@@ -79,6 +79,10 @@ struct StackRow {
   /// row (time_s) moves by the ratio of the two prices: the bytes ratio, or the sweep's time ratio.
   bool linear_in_bytes = false;
   bool selective_recompute = false;  ///< recomputed by Recompute::selective (its forward runs again)
+  /// Layer forward rows: issued after the host's synchronisation in an MoE layer (moe_host_sync): the token
+  /// dispatch, experts and combine that need the split sizes (`after_sync`, default false). With a host cost
+  /// the builder runs them as a task of their own after the synchronisation point.
+  bool after_sync = false;
   std::optional<double> time_s;      ///< measured at the trace (see the header comment)
 };
 
@@ -130,6 +134,12 @@ class StackProfile {
   /// The layer phases have rows for MoE layers (when: moe_layer): router, token permutation, grouped expert
   /// GEMMs, shared experts. A stack without them cannot price an MoE model.
   bool moe = false;
+  /// Nonzero where the framework's host reads the token dispatcher's split sizes back once per MoE layer's
+  /// forward (and again when full recompute reruns it) and issues nothing more until the GPU has routed the
+  /// layer's tokens (TaskGraph::mark_host_sync; priced only with a host cost, sim/host_dispatch.hpp). Default
+  /// `ep > 1`: a dropless all-to-all of variable splits (torch's all_to_all_single, NCCL) needs the sizes on the
+  /// host. `fused`: 1, as Megatron-Core's dispatchers synchronise in every MoE layer, with EP and without.
+  Expr moe_host_sync;
   /// The rows and memory rules price fine-tuning plans: LoRA (`frozen` drops the base weights' wgrad rows, adapter
   /// rows on `lora_*`, model states of `P_train`) and packed documents (attention over `doc` tokens). A stack
   /// without it cannot price plans with lora_rank or packed_doc_tokens, nor sliding-window models (their windowed
@@ -150,6 +160,9 @@ class StackProfile {
   /// into per-layer, per-edge and per-step costs from the kernel counts of the plan's rows.
   std::optional<double> host_per_kernel_s;
   std::string host_source;
+
+  /// Whether some layer forward row is `after_sync`.
+  bool splits_at_host_sync() const;
 
   /// Cost symbols: stack_base_symbols() followed by the stack's `vars`.
   const SymbolTable& symbols() const { return table_; }

@@ -148,6 +148,14 @@ class TaskGraph {
   /// The siblings declared for `g` (empty if none).
   std::span<const GroupId> concurrent(GroupId g) const;
 
+  /// Marks compute task `t` as a host synchronisation point: the host thread that issues its rank's kernels reads a
+  /// result of `t` back (a device-to-host copy of sizes, such as an MoE token dispatcher's split sizes) and issues
+  /// nothing more until `t` has finished. Only host dispatch (host_dispatch.hpp) reads the marks; a graph without
+  /// host dispatch runs as if the host were always ahead. Marking a task twice marks it once.
+  void mark_host_sync(TaskId t);
+  /// The marked tasks, ascending.
+  std::span<const TaskId> host_syncs() const { return host_syncs_; }
+
   /// Names a stream for traces ("compute", "tp-comm", ...); unnamed streams print as "stream N".
   void set_stream_name(int stream, std::string name);
   std::string stream_name(int stream) const;
@@ -193,6 +201,7 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<Edge> edges_;
   std::vector<TaskInterference> interference_;  ///< by TaskId, up to the last task that has factors
+  std::vector<TaskId> host_syncs_;  ///< mark_host_sync, ascending
   std::vector<std::string> names_;
   struct NameHash {  // transparent: look names up by string_view without building a std::string
     using is_transparent = void;
