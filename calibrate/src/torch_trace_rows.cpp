@@ -93,19 +93,23 @@ const std::vector<const char*> kDims = {"T", "H", "Q", "K", "Q+2*K", "F", "2*F",
                                         "s", "b", "d", "heads_r", "kv_r", "b*heads_r", "b*kv_r",
                                         // MoE (docs/moe.md): experts, routed token copies, expert widths
                                         "E", "E_r", "Fe_r", "2*Fe_r", "Fsh_r", "2*Fsh_r", "Tx", "Te"};
+// The token lists end with the element counts of an unfused attention's score matrix (b heads s^2: its scale, mask,
+// softmax and dropout kernels), which grow with the sequence, not the tokens (Megatron-Core's local DotProductAttention,
+// transformers' eager attention; session 28: priced linearly in T they came out -51% at 1x8192 from a 2x2560 trace).
 const std::vector<const char*> kTokenWidthsH = {"T*H", "T*F", "T*2*F", "T*Q", "T*K", "T*(Q+2*K)", "T*(Q+K)",
                                                 "T*2*K", "T*Vu", "T*heads_r", "T*kv_r", "T*Q/2", "T*K/2", "T*F/2",
                                                 "T", "T*d",
                                                 "Tx*H", "Tx*Fe_r", "Tx*2*Fe_r", "T*E", "T*topk", "Tx",
-                                                "T*Fsh_r", "T*2*Fsh_r"};
+                                                "T*Fsh_r", "T*2*Fsh_r", "b*heads_r*s*s", "b*kv_r*s*s"};
 /// An MoE model's layers (symbol moe_layer = 1 at the trace): the routed token copies' widths first, so that an
 /// expert kernel scales with top_k and the experts per rank, not with a dense width of the same value.
 const std::vector<const char*> kTokenWidthsMoe = {"T*H", "Tx*H", "Tx*Fe_r", "Tx*2*Fe_r", "T*E", "T*topk", "Tx",
                                                   "T*Q", "T*K", "T*(Q+2*K)", "T*(Q+K)", "T*2*K", "T*Vu", "T*heads_r",
-                                                  "T*kv_r", "T*Q/2", "T*K/2", "T", "T*d", "T*Fsh_r", "T*2*Fsh_r"};
+                                                  "T*kv_r", "T*Q/2", "T*K/2", "T", "T*d", "T*Fsh_r", "T*2*Fsh_r",
+                                                  "b*heads_r*s*s", "b*kv_r*s*s"};
 const std::vector<const char*> kTokenWidthsQ = {"T*Q", "T*K", "T*(Q+2*K)", "T*Q/2", "T*K/2", "T*(Q+K)", "T*2*K",
                                                 "T*H", "T*F", "T*2*F", "T*Vu", "T*heads_r", "T*kv_r", "T*F/2",
-                                                "T", "T*d"};
+                                                "T", "T*d", "b*heads_r*s*s", "b*kv_r*s*s"};
 const std::vector<const char*> kParams = {"H*Q", "H*K", "H*(Q+2*K)", "H*F", "H*2*F", "Vu*H", "P_layer", "H", "Q",
                                           "K", "F", "2*F", "Vu", "Q+2*K", "s*d", "s*d/2", "s"};
 

@@ -76,7 +76,7 @@ def cmd_trace(a):
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
     m = device_setup()
-    b, s, L = shape_of(TRACE_SHAPE)
+    b, s, L = shape_of(a.shape)
     hb, hs = (int(x) for x in a.host_shape.split("x"))
     model = m.build(a.variant, L, max(s, hs), a.vocab)
     host, host_all = timed_steps(m, model, (hb, hs), a.vocab, a.steps)
@@ -88,10 +88,10 @@ def cmd_trace(a):
             step_once(m, model, ids, pos, labels)
             torch.cuda.synchronize()
             prof.step()
-    raw = os.path.join(a.out, f"{a.variant}-trace.json")
+    raw = os.path.join(a.out, f"{a.variant}-trace.json")  # one trace per variant and output folder
     prof.export_chrome_trace(raw)
     subprocess.run(["gzip", "-f", raw], check=True)
-    meta = {"variant": a.variant, "layers": L, "shape": TRACE_SHAPE, "host_shape": a.host_shape,
+    meta = {"variant": a.variant, "layers": L, "shape": a.shape, "host_shape": a.host_shape,
             "host_step_time_s": host, "host_step_times_s": host_all, "unprofiled": {"step_time_s": step,
                                                                                   "step_times_s": step_all},
             "environment": {"torch": torch.__version__, "megatron_core": __import__("megatron.core").core.__version__,
@@ -145,7 +145,7 @@ def cmd_predict(a):
     for v in VARIANTS:
         with open(os.path.join(a.traces, f"{v}-meta.json")) as f:
             meta = json.load(f)
-        b, s, L = shape_of(TRACE_SHAPE)
+        b, s, L = shape_of(meta.get("shape", TRACE_SHAPE))
         stack = os.path.join(a.work, f"stack-mcore-{v}.json")
         run([a.scalescope, "import", "torch-trace", os.path.join(a.traces, f"{v}-trace.json.gz"), "--model",
              model_file(v, L), "--micro-batch", str(b), "--seq", str(s), "--host-step-time",
@@ -187,6 +187,7 @@ def cmd_report(a):
     for v, pv in preds["variants"].items():
         with open(os.path.join(a.measured_dir, f"measured-{v}.json")) as f:
             meas = {r["shape"]: r for r in json.load(f)["rows"]}
+        traced = pv["trace_meta"].get("shape", TRACE_SHAPE)
         for row in pv["rows"]:
             m = meas.get(row["shape"])
             if not m:
@@ -195,14 +196,14 @@ def cmd_report(a):
             e = p["step_time_s"] / m["step_time_s"] - 1
             w = row.get("without_sync")
             e0 = w["step_time_s"] / m["step_time_s"] - 1 if w else None
-            if row["shape"] != TRACE_SHAPE:
+            if row["shape"] != traced:
                 errs.append((v, abs(e)))
                 if e0 is not None:
                     errs0.append(abs(e0))
-            out.append(f"| {v} | {row['shape']}{' (trace shape)' if row['shape'] == TRACE_SHAPE else ''} | "
+            out.append(f"| {v} | {row['shape']}{' (trace shape)' if row['shape'] == traced else ''} | "
                        f"{m['step_time_s']:.4f} | {p['step_time_s']:.4f} | {100 * e:+.1f}% | "
                        f"{w['step_time_s']:.4f} | {100 * e0:+.1f}% |" if w else
-                       f"| {v} | {row['shape']}{' (trace shape)' if row['shape'] == TRACE_SHAPE else ''} | "
+                       f"| {v} | {row['shape']}{' (trace shape)' if row['shape'] == traced else ''} | "
                        f"{m['step_time_s']:.4f} | {p['step_time_s']:.4f} | {100 * e:+.1f}% | | |")
             out[-1] += f" {p['host_wait_s']:.4f} | {m['max_allocated_GiB']:.2f} / {p['memory_allocated_GiB']:.2f} |"
 
@@ -227,6 +228,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("trace")
     t.add_argument("--variant", choices=VARIANTS, required=True)
+    t.add_argument("--shape", default=TRACE_SHAPE, help=f"the traced shape MBSxSEQ (default {TRACE_SHAPE})")
     t.add_argument("--host-shape", default="1x64")
     t.add_argument("--steps", type=int, default=20)
     t.add_argument("--vocab", type=int, default=4096)
