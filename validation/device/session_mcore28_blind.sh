@@ -4,7 +4,7 @@
 #   bash validation/device/session_mcore28_blind.sh trace     the traces, host-bound and trace-shape step times of
 #                                                             the dense and MoE variants: $OUT/mcore-traces28.tar.gz
 #   bash validation/device/session_mcore28_blind.sh measure   every shape, after the predictions are committed:
-#                                                             $OUT/mcore-measured28.tar.gz
+#                                                             $OUT/mcore-measured28.tar.gz (SHAPES=A,B,...: those)
 set -uo pipefail
 : "${OUT:?run on the device machine (OUT is its output folder)}"
 MODE=${1:?trace or measure}
@@ -18,6 +18,7 @@ case $MODE in trace) NAME=mcore-traces28 ;; measure) NAME=mcore-measured28 ;; *)
 pack() { tar czf $OUT/$NAME.tar.gz -C $D . ; }
 for v in dense moe-grouped; do
   echo "== $(date -u +%T) $MODE $v" | tee -a $D/session.log
-  timeout 280 python3 validation/megatron/mcore_blind.py $MODE --variant $v --out $D >> $D/$v.log 2>&1
+  extra=(); [ $MODE = measure ] && [ -n "${SHAPES:-}" ] && extra=(--shapes "$SHAPES")
+  timeout 280 python3 validation/megatron/mcore_blind.py $MODE --variant $v --out $D "${extra[@]}" >> $D/$v.log 2>&1
   echo "$v exit $?" | tee -a $D/session.log; tail -3 $D/$v.log; pack
 done

@@ -162,7 +162,7 @@ def cmd_predict(a):
             with open(control, "w") as f:
                 json.dump(doc, f, indent=1)
         rows = []
-        for sh in SHAPES:
+        for sh in a.shapes.split(","):
             b, s, L = shape_of(sh)
             row = {"shape": sh, "predicted": simulate(a.scalescope, model_file(v, L), b, s, stack, a.calibration)}
             if control:
@@ -244,6 +244,7 @@ def main():
     p.add_argument("--traces", required=True, help="the trace call's output")
     p.add_argument("--calibration", required=True, help="GPU profile and attention rows, comma-separated")
     p.add_argument("--commit", required=True)
+    p.add_argument("--shapes", default=",".join(SHAPES), help="MBSxSEQ[@LAYERS], comma-separated")
     p.add_argument("--work", required=True)
     p.add_argument("-o", required=True)
     r = sub.add_parser("report")
