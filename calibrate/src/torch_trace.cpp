@@ -83,7 +83,7 @@ Host profiled_host(const Events& ev, const Step& st) {
   h.step_us = st.t1 - st.t0 - st.sync_wait(st.t0, st.t1);
   const double f0 = st.layer_start_ts.front(), fL = st.layer_start_ts[static_cast<std::size_t>(L)];
   h.layer_forward_us = (fL - f0 - st.sync_wait(f0, fL)) / L;
-  h.syncs_every_layer = L > 0 && std::all_of(st.layer_sync_ts.begin(), st.layer_sync_ts.end(), [](double t) { return t >= 0; });
+  h.syncs_every_layer = st.waits_in_every_layer();
   if (h.syncs_every_layer) {
     double after = 0.0;
     for (int l = 0; l < L; ++l) {

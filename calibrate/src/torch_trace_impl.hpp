@@ -2,6 +2,7 @@
 // structure (phases, layers) and the symbol matching of sizes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -97,6 +98,10 @@ struct Step {
   std::vector<double> layer_sync_ts;
   /// Total wait of the syncs that start in [a, b).
   double sync_wait(double a, double b) const;
+  /// Whether every layer's forward waits (layer_sync_ts all set): the forward is then split at the first wait.
+  bool waits_in_every_layer() const {
+    return layers > 0 && std::all_of(layer_sync_ts.begin(), layer_sync_ts.end(), [](double t) { return t >= 0; });
+  }
 };
 
 /// Whether CPU time t lies in one of the step's optimizer windows (sorted and merged by analyse_step).

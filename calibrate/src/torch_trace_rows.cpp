@@ -250,7 +250,7 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
   std::unordered_map<std::string, std::size_t> index;
   // Where every layer's forward waits for the GPU (Step::layer_sync_ts), the kernels launched after the first wait
   // are rows of their own, `after_sync` (the builder issues them after the host's synchronisation).
-  const bool split = L > 0 && std::all_of(st.layer_sync_ts.begin(), st.layer_sync_ts.end(), [](double t) { return t >= 0; });
+  const bool split = st.waits_in_every_layer();
   bool late = false;  // the kernel being added is one of those
   auto add = [&](const std::string& phase, const std::string& key, Json row, double us, double bytes,
                  const std::string& bytes_expr, bool per_layer) {
