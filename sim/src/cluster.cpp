@@ -300,6 +300,7 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
   if (src_rank == dst_rank) return out;
   const int na = node_of(src_rank), nb = node_of(dst_rank);
   const bool rails = rail_symmetric_ && na != nb;
+  const bool own_nics = own_rail_nics() && na != nb;
   const int shift = (dst_rank % gpus_per_node_ - src_rank % gpus_per_node_ + gpus_per_node_) % gpus_per_node_;
   const std::uint64_t ha = static_cast<std::uint64_t>(rails ? na : src_rank);
   const std::uint64_t hb = rails ? static_cast<std::uint64_t>(nb) << 20 ^ static_cast<std::uint64_t>(shift)
@@ -364,7 +365,7 @@ std::vector<int> Cluster::route(int src_rank, int dst_rank, std::uint64_t flow_k
     memo.own_si = memo.own_dj = -1;
     memo.pair_route.resize(un * un);
     memo.pair_route_known.assign(un * un, 0);
-    if (rails) {  // the GPUs' own rails where they cost no more
+    if (own_nics) {  // the GPUs' own rails where they cost no more
       const int own_a = own_nic_[ga], own_b = own_nic_[gb];
       if (memo.pair_cost[static_cast<std::size_t>(own_a) * un + static_cast<std::size_t>(own_b)] == best)
         memo.own_si = own_a, memo.own_dj = own_b;

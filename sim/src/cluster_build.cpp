@@ -91,13 +91,14 @@ std::string fabric_capacity_error(const NodeSpec& n, const FabricSpec& f, int no
 }
 }  // namespace
 
-/// Cluster::rail_symmetric() (conditions there); fills own_nic_ when true.
-bool ClusterBuilder::rail_symmetric(Cluster& c, const NodeSpec& n) {
-  if (c.nodes_ < 2 || n.nics != n.gpus) return false;
+/// Local NIC of rail g by local GPU g when every GPU's rail NIC is among its nearest NICs, both ways (one NIC per GPU,
+/// rails 0..G-1); else empty.
+std::vector<int> ClusterBuilder::own_rail_nics(const Cluster& c, const NodeSpec& n) {
+  if (c.nodes_ < 2 || n.nics != n.gpus) return {};
   std::vector<int> own(static_cast<std::size_t>(n.gpus), -1);
   for (int k = 0; k < n.nics; ++k) {
     const int rail = n.nic_rails[static_cast<std::size_t>(k)];
-    if (rail < 0 || rail >= n.gpus || own[static_cast<std::size_t>(rail)] >= 0) return false;
+    if (rail < 0 || rail >= n.gpus || own[static_cast<std::size_t>(rail)] >= 0) return {};
     own[static_cast<std::size_t>(rail)] = k;
   }
   const auto tv = static_cast<std::size_t>(c.tv_);
@@ -108,14 +109,18 @@ bool ClusterBuilder::rail_symmetric(Cluster& c, const NodeSpec& n) {
       const auto nv = static_cast<std::size_t>(nic);
       if (c.t_dist_all_[gv * tv + nv] < c.t_dist_all_[gv * tv + ov] ||
           c.t_dist_all_[nv * tv + gv] < c.t_dist_all_[ov * tv + gv])
-        return false;
+        return {};
     }
   }
-  for (const Link& l : c.links_) {  // no link between two switches that serve no single rail
+  return own;
+}
+
+/// No link between two switches that serve no single rail (Cluster::rail_symmetric()).
+bool ClusterBuilder::rails_share_no_link(const Cluster& c) {
+  for (const Link& l : c.links_) {
     const int s = c.vertex_to_switch_[l.src], d = c.vertex_to_switch_[l.dst];
     if (s >= 0 && d >= 0 && c.graph_[l.src].rail < 0 && c.graph_[l.dst].rail < 0) return false;
   }
-  c.own_nic_ = std::move(own);
   return true;
 }
 
@@ -431,9 +436,13 @@ Cluster ClusterBuilder::build(const ClusterSpec& spec, int nodes) {
     boost::dijkstra_shortest_paths(fg, v, boost::distance_map(dist.data()).distance_inf(kCostInf));
     std::copy(dist.begin(), dist.end(), c.f_dist_.begin() + static_cast<std::ptrdiff_t>(v * P));
   }
-  // Staging through host memory joins the rails again (a NUMA node's host memory and PCIe uplinks carry every rail
-  // of its GPUs), so no rail stands for the others then.
-  c.rail_symmetric_ = f.rail_planes && !n.stages() && rail_symmetric(c, n);
+  // NCCL sends through the NIC nearest each GPU: its own rail's on DGX / HGX H100-class nodes (docs/cluster-format.md,
+  // "NIC selection"). The rails are symmetric with rail planes, or one plane whose switch-to-switch links each touch
+  // one rail's leaf (leaf + spine: the spines are shared, their links are not). Staging through host memory joins
+  // the rails again (a NUMA node's host memory and PCIe uplinks carry every rail of its GPUs), so no rail stands for
+  // the others then.
+  if (f.kind == FabricKind::rail_optimized && f.own_rail_nics) c.own_nic_ = own_rail_nics(c, n);
+  c.rail_symmetric_ = c.own_rail_nics() && !n.stages() && rails_share_no_link(c);
 
   // Every GPU reaches a NIC and is reached from one (the fabric itself is connected by
   // construction).

@@ -328,7 +328,7 @@ FabricSpec parse_fabric(const JsonCursor& c) {
     f.rail_aligned = c.get_bool("rail_aligned_leaves", false);
   } else {
     c.expect_keys({"kind", "link_kind", "nic_speed_Gbps", "link_latency_us", "radix", "oversubscription",
-                   "max_tiers", "planes", "routing"});
+                   "max_tiers", "planes", "routing", "nic_selection"});
     f.kind = FabricKind::rail_optimized;
     f.tiers = 2;
     if (const auto mt = c.find("max_tiers")) {
@@ -337,6 +337,7 @@ FabricSpec parse_fabric(const JsonCursor& c) {
       f.tiers = static_cast<int>(t);
     }
     if (const auto planes = c.find("planes")) f.rail_planes = planes->as_enum({"one", "per_rail"}) == "per_rail";
+    if (const auto sel = c.find("nic_selection")) f.own_rail_nics = sel->as_enum({"own_rail", "hashed"}) == "own_rail";
     f.rail_aligned = true;
   }
   const JsonCursor lk = c.at("link_kind");

@@ -62,6 +62,7 @@ struct FabricSpec {
   Seconds link_latency;           ///< per hop (cable + the switch entered)
   int tiers = 2;      ///< fat_tree: the tiers; rail_optimized: the most tiers (the fewest that fit are used)
   bool rail_planes = false;  ///< rail_optimized: each rail its own fabric plane
+  bool own_rail_nics = true;  ///< rail_optimized `nic_selection`: own_rail (true) or hashed
   int radix = 0;
   std::vector<double> oversubscription;  ///< per tier below the top (leaf, aggregation); each >= 1
   bool rail_aligned = false;
@@ -88,7 +89,8 @@ class ClusterBuilder {
   static Cluster build(const ClusterSpec& spec, int nodes);
 
  private:
-  static bool rail_symmetric(Cluster& c, const NodeSpec& n);
+  static std::vector<int> own_rail_nics(const Cluster& c, const NodeSpec& n);
+  static bool rails_share_no_link(const Cluster& c);
   /// GPUDirect RDMA, P2P level, NUMA nodes, host-memory vertices of the GPUs and the path types.
   static void host_paths(Cluster& c, const NodeSpec& n, const std::string& source);
 };

@@ -91,6 +91,21 @@ TEST(ClusterErrors, UnknownRoutingListsTheAcceptedOnes) {
   EXPECT_NE(error_of(d).find("$.fabric.routing: unknown key 'routing'"), std::string::npos) << error_of(d);
 }
 
+TEST(ClusterErrors, UnknownNicSelectionListsTheAcceptedOnes) {
+  // Only a rail-optimized fabric has rails for its GPUs' own NICs; a fat tree rejects the key.
+  Json d = base();
+  d["fabric"] = Json{{"kind", "rail_optimized"}, {"radix", 4}, {"link_kind", "ib"}, {"nic_speed_Gbps", 100},
+                     {"link_latency_us", 1}, {"nic_selection", "nearest"}};
+  EXPECT_EQ(error_of(d),
+            "bad.json: $.fabric.nic_selection: expected one of own_rail | hashed, got the string \"nearest\"");
+  d["fabric"]["nic_selection"] = "hashed";
+  EXPECT_EQ(error_of(d), "");
+  d["fabric"] = Json{{"kind", "fat_tree"}, {"tiers", 2}, {"radix", 4}, {"link_kind", "ib"},
+                     {"nic_speed_Gbps", 100}, {"link_latency_us", 1}, {"nic_selection", "hashed"}};
+  EXPECT_NE(error_of(d).find("$.fabric.nic_selection: unknown key 'nic_selection'"), std::string::npos)
+      << error_of(d);
+}
+
 TEST(ClusterErrors, ErrorsFromAFileNameThatFile) {
   const std::string path = cluster_data("bad-link-kind.json");
   auto c = load_cluster(path);

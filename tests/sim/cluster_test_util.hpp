@@ -25,14 +25,20 @@ inline Cluster must_load(const std::string& path, ClusterOptions opt = {}) {
   return std::move(c).take_or_throw();
 }
 
-/// The cluster file at `path` with its fabric's `routing` replaced ("destination" or "ecmp").
-inline Cluster must_load_routed(const std::string& path, const std::string& routing, ClusterOptions opt = {}) {
+/// The cluster file at `path` with its fabric's `key` set to `value`.
+inline Cluster must_load_with_fabric(const std::string& path, const std::string& key, const std::string& value,
+                                     ClusterOptions opt = {}) {
   std::ifstream in(path);
   Json doc = Json::parse(in);
-  doc["fabric"]["routing"] = routing;
+  doc["fabric"][key] = value;
   auto c = cluster_from_json(doc, path, opt);
   if (!c) ADD_FAILURE() << c.error().str();
   return std::move(c).take_or_throw();
+}
+
+/// The cluster file at `path` with its fabric's `routing` replaced ("destination" or "ecmp").
+inline Cluster must_load_routed(const std::string& path, const std::string& routing, ClusterOptions opt = {}) {
+  return must_load_with_fabric(path, "routing", routing, opt);
 }
 
 /// Empty string if `route` is a valid route from rank a to rank b, else what is wrong.

@@ -51,7 +51,7 @@ TEST(LargeTopologies, MultiplaneReaches131072GpusWithHandDerivedRouteLengths) {
 TEST(LargeTopologies, RailsOfASymmetricClusterAreDisjointAndTakeTheSameChoices) {
   // Rail symmetry (cluster.hpp): GPU t's routes between two nodes use rail t's links only and
   // the same spine as GPU 0's route between the same nodes with the same key.
-  for (const char* name : {"h100-ndr-multiplane", "h200-ndr-multiplane", "h100-ndr-multiplane-2to1"}) {
+  for (const char* name : {"h100-ndr-multiplane", "h200-ndr-multiplane", "h100-ndr-multiplane-2to1", "h100-rail-ndr"}) {
     SCOPED_TRACE(name);
     const Cluster c = must_load(topology_file(name), ClusterOptions{{}, 1024});
     ASSERT_TRUE(c.rail_symmetric());
@@ -74,15 +74,28 @@ TEST(LargeTopologies, RailsOfASymmetricClusterAreDisjointAndTakeTheSameChoices) 
   }
 }
 
-TEST(LargeTopologies, OnlyRailPlaneFabricsAreRailSymmetric) {
-  // superpod-a100's aggregation-core links carry every rail; GB200 NVL72's leaves are not rail-aligned; single-plane
-  // rail-optimized fabrics keep their hashed NIC choice (cluster.hpp), whatever their switches' routing.
-  EXPECT_FALSE(must_load(topology_file("superpod-a100")).rail_symmetric());
-  EXPECT_FALSE(must_load(topology_file("h100-rail-ndr")).rail_symmetric());
-  EXPECT_FALSE(must_load_routed(topology_file("h100-rail-ndr"), "ecmp").rail_symmetric());
-  EXPECT_FALSE(must_load(topology_file("h200-spectrum-x")).rail_symmetric());
-  EXPECT_FALSE(must_load(topology_file("gb200-nvl72")).rail_symmetric());
+TEST(LargeTopologies, RailSymmetricFabricsAreThoseWhoseRailsShareNoLink) {
+  // Rail planes, and one plane of leaf + spine (each leaf-spine link touches one rail's leaf), whatever the
+  // switches' routing; not a third tier of one plane (its aggregation-core links carry every rail), not
+  // superpod-a100 (a fat tree: hashed NICs, and core links of every rail), not GB200 NVL72 (one NIC per tray GPU
+  // on leaves that are not rail-aligned), and not with nic_selection hashed.
   EXPECT_TRUE(must_load(topology_file("h100-ndr-multiplane")).rail_symmetric());
+  EXPECT_TRUE(must_load(topology_file("h100-rail-ndr")).rail_symmetric());
+  EXPECT_TRUE(must_load_routed(topology_file("h100-rail-ndr"), "ecmp").rail_symmetric());
+  const Cluster hashed = testing::must_load_with_fabric(topology_file("h100-rail-ndr"), "nic_selection", "hashed");
+  EXPECT_FALSE(hashed.own_rail_nics());
+  EXPECT_FALSE(hashed.rail_symmetric());
+  // h200-spectrum-x: leaves of 64 nodes and 64 up-ports (radix 128): 2 tiers up to 128 leaves = 1,024 nodes.
+  const Cluster two = must_load(topology_file("h200-spectrum-x"), ClusterOptions{1024, {}});
+  ASSERT_EQ(two.fabric_tiers(), 2);
+  EXPECT_TRUE(two.rail_symmetric());
+  const Cluster three = must_load(topology_file("h200-spectrum-x"), ClusterOptions{1025, {}});
+  ASSERT_EQ(three.fabric_tiers(), 3);
+  EXPECT_TRUE(three.own_rail_nics());
+  EXPECT_FALSE(three.rail_symmetric());
+  EXPECT_FALSE(must_load(topology_file("superpod-a100")).own_rail_nics());
+  EXPECT_FALSE(must_load(topology_file("superpod-a100")).rail_symmetric());
+  EXPECT_FALSE(must_load(topology_file("gb200-nvl72")).rail_symmetric());
 }
 
 TEST(LargeTopologies, Nvl72RackIsOneNvlinkDomainOf72Gpus) {

@@ -192,7 +192,9 @@ TEST(Topologies, RailOptimizedBisectionIsHalfTheNics) {
 }
 
 TEST(Topologies, ReusedRouteMemoGivesEachKeysRouteAndNamesItsNicPair) {
-  const Cluster c = must_load(topology_file("h100-rail-ndr"));
+  // nic_selection hashed: flows hash over equally near NICs instead of leaving through the GPU's own rail's.
+  const Cluster c = testing::must_load_with_fabric(topology_file("h100-rail-ndr"), "nic_selection", "hashed");
+  ASSERT_FALSE(c.own_rail_nics());
   // GPU 0 shares its PCIe switch with NICs 0 and 1 (node file). Node 0 -> node 1 (one block of 32 nodes): the
   // rail-0 and rail-1 pairs each meet on their rail's leaf (6 links); a cross-rail pair climbs to a spine, so 2
   // pairs tie. Node 0 -> node 32 (the next block): every one of the 2 x 2 pairs goes via a spine (8 links): 4 tie.

@@ -102,7 +102,8 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   for (const auto& [src, e] : by_source) s += "| " + src + " | " + std::to_string(e.size()) + " | " + pct(median_abs(e)) + " |\n";
   s += "\n## How each row is predicted\n\n";
   s += "- Cluster `" + o.cluster + "` (DGX H100 nodes, 8 x 400 Gb/s NDR InfiniBand rail-optimized, as NVIDIA's EOS) with "
-       "ceil(GPUs / 8) nodes; analytical fidelity, one representative pipeline.\n";
+       "ceil(GPUs / 8) nodes, each GPU sending through its own rail's NIC (the DGX H100 User Guide's default RDMA "
+       "device per GPU; docs/cluster-format.md, \"NIC selection\"); analytical fidelity, one representative pipeline.\n";
   s += "- Compute: " + v.compute_source + (priced_by(v, o) == "datasheet" ? " (H100 SXM datasheet: 989 TFLOP/s bf16, "
        "1,979 fp8 dense, 3.35 TB/s)" : "") + ". Collectives: " + v.collective_source + ".\n";
   s += "- Plans as NeMo / Megatron-Bridge ran them (validate/include/scalescope/validate/nemo.hpp): the published tp, pp, "

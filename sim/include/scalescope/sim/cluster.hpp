@@ -18,8 +18,9 @@
 //    whose path type is farther than `p2p_level` goes GPU -> host memory of the source GPU's NUMA node -> GPU
 //    (NCCL's SHM transport). Each half is a shortest path of its own; host memory is a vertex per NUMA node
 //    (added only when a node stages) joined to its CPU by a `memory` link.
-//  * Rail-symmetric clusters (rail_symmetric()): between nodes, GPU g leaves through its own
-//    rail's NIC whenever that costs no more than another NIC, and the hash is taken over (src node,
+//  * Own rail NICs (own_rail_nics(): rail_optimized fabrics with nic_selection own_rail, the default): between
+//    nodes, GPU g leaves through its own rail's NIC whenever that costs no more than another NIC.
+//  * Rail-symmetric clusters (rail_symmetric()): own rail NICs, and the hash is taken over (src node,
 //    dst node, dst GPU - src GPU mod GPUs per node, flow_key), so the traffic of GPU g of every node
 //    takes the same choices on rail g as GPU 0's on rail 0: the rails carry isomorphic traffic.
 //  * route() is const, allocation-light and thread-safe: all tables are precomputed at load.
@@ -145,14 +146,15 @@ class Cluster {
   /// The file's fabric kind. A single-node cluster is built without fabric switches (its NICs
   /// then lead nowhere), whatever the kind.
   FabricKind fabric_kind() const { return fabric_kind_; }
-  /// True when the rails are disjoint and alike: a rail_optimized fabric with one plane per rail,
-  /// more than one node, one NIC per GPU with rails 0..G-1 (GPU g's own NIC is the rail-g NIC and no
-  /// other NIC is nearer to it), and no fabric link joins two switches that serve no single rail.
-  /// (Single-plane fabrics keep hashing each flow over equally near NICs, as before.) Traffic that stays on its
-  /// GPU's rail then never meets another rail's, and equal choices on every rail are made alike
-  /// (route()), so simulating GPU 0's rail stands for all of them (models' TP rail classes).
-  /// Never true for a node that stages through host memory (gpudirect_rdma false or a p2p_level other than SYS):
-  /// its GPUs' rails meet in host memory and on the PCIe uplinks.
+  /// True when routes between nodes leave GPU g through its own rail-g NIC wherever that NIC costs no more than
+  /// another (own_rail_nics()), as NCCL takes the NIC nearest each GPU.
+  bool own_rail_nics() const { return !own_nic_.empty(); }
+  /// True when the rails are disjoint and alike: own_rail_nics() and no fabric link joins two switches that serve
+  /// no single rail (rail planes, or one plane of leaf + spine, whose spines are shared but whose links each touch
+  /// one rail's leaf). Traffic that stays on its GPU's rail then never meets another rail's, and equal choices on
+  /// every rail are made alike (route()), so simulating GPU 0's rail stands for all of them (models' TP rail
+  /// classes). Never true for a node that stages through host memory (gpudirect_rdma false or a p2p_level other
+  /// than SYS): its GPUs' rails meet in host memory and on the PCIe uplinks.
   bool rail_symmetric() const { return rail_symmetric_; }
   /// How the fabric's switches choose among equal-cost ports (FabricRouting).
   FabricRouting fabric_routing() const { return fabric_routing_; }
@@ -272,7 +274,7 @@ class Cluster {
   FabricRouting fabric_routing_ = FabricRouting::ecmp;
   bool rail_aligned_leaves_ = false;  ///< a leaf takes one rail's NICs of consecutive nodes
   int fabric_tiers_ = 0;
-  std::vector<int> own_nic_;  ///< rail-symmetric: local NIC of rail g, by local GPU g
+  std::vector<int> own_nic_;  ///< own_rail_nics(): local NIC of rail g, by local GPU g; else empty
   bool gpudirect_rdma_ = true;
   std::optional<PathType> p2p_level_ = PathType::sys;
   std::vector<int> gpu_numa_, nic_numa_, cpu_numa_;
