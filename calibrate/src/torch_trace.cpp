@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "scalescope/models/counts.hpp"
@@ -103,6 +104,41 @@ Host profiled_host(const Events& ev, const Step& st) {
   for (const auto& w : st.optimizer_windows) h.optimizer_us += w.second - w.first;
   h.edges_us = std::max(0.0, h.step_us - L * (h.layer_forward_us + h.layer_backward_us) - h.optimizer_us);
   return h;
+}
+
+/// Memory in tensors of the attention score matrix's size at the trace (b x heads_r x s x s elements of 1, 2 or 4
+/// bytes: masks, bf16 and fp32 scores and probabilities): the forward's growth of them per layer (between the first
+/// and the last layer's start, as the activations), and how many more of them are live at the forward and
+/// backward's peak (`peak`, allocated bytes). Zero where the trace keeps none (fused attention) or has no layers.
+struct ScoreMemory {
+  double elements = 0.0, per_layer = 0.0, transient = 0.0;
+};
+ScoreMemory score_memory(const std::vector<const MemoryEvent*>& mem, const Step& st, const Symbols& sym,
+                         double first_forward, double peak) {
+  ScoreMemory out;
+  const auto at = [&](const char* n) { const auto it = sym.find(n); return it == sym.end() ? 0.0 : it->second; };
+  out.elements = at("b") * at("heads_r") * at("s") * at("s");
+  if (!(out.elements > 0.0) || st.layer_start_ts.size() < 2) return out;
+  const auto score_sized = [&](double bytes) {
+    const double a = std::fabs(bytes);
+    return a == out.elements || a == 2.0 * out.elements || a == 4.0 * out.elements;
+  };
+  // Live score-sized bytes over the step, from the forward's start (none are live then: last step's backward
+  // freed them).
+  double live = 0.0, at_first = -1.0, at_last = -1.0, at_peak = 0.0;
+  bool peak_seen = false;
+  for (const MemoryEvent* m : mem) {
+    if (m->ts < first_forward) continue;
+    if (at_first < 0.0 && m->ts > st.layer_start_ts.front()) at_first = live;  // as allocated_at: at or before
+    if (at_last < 0.0 && m->ts > st.layer_start_ts.back()) at_last = live;
+    if (score_sized(m->bytes)) live += m->bytes;
+    if (!peak_seen && !in_optimizer(st, m->ts) && m->total_allocated >= peak) at_peak = live, peak_seen = true;
+  }
+  if (at_first < 0.0 || at_last < 0.0) return out;
+  const double layers = static_cast<double>(st.layers);
+  out.per_layer = std::max(0.0, (at_last - at_first) / layers);
+  out.transient = std::max(0.0, at_peak - layers * out.per_layer);
+  return out;
 }
 
 /// Allocated bytes just before `ts` (the last CUDA memory event at or before it), or -1 without one.
@@ -314,14 +350,34 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
       phase_peak = std::max(phase_peak, m->total_allocated);
     }
     const double act = a0 >= 0.0 && aL >= a0 ? (aL - a0) / model.layers : 0.0;
+    const double rest = std::max(0.0, peak - start - model.layers * act);
     memory["measured"] = {{"states_bytes", std::max(0.0, start)},
                           {"activations_per_layer_bytes", act},
-                          {"rest_bytes", std::max(0.0, peak - start - model.layers * act)},
+                          {"rest_bytes", rest},
                           {"optimizer_peak_bytes", opt_peak},
                           {"note", "from the trace's [memory] events: allocated before the step, the forward's growth "
                                    "per layer, and the rest at the forward and backward's peak (" +
                                    std::to_string(peak / 1073741824.0) + " GiB; the optimizer step's " +
                                    std::to_string(opt_peak / 1073741824.0) + " GiB)"}};
+    // An unfused attention keeps tensors of the score matrix's size (b x heads x s x s) for the backward and makes
+    // more of them there: they grow with the sequence squared, the rest with the tokens (session 28: Megatron-Core's
+    // local attention held 6 bytes per score element per layer, 28.6 GiB at 1x4096 and 104.5 at 1x8192 against 19.6
+    // and 37.7 priced as tokens).
+    const ScoreMemory scores = score_memory(mem, st, sym, first_forward, peak);
+    if (scores.per_layer > 0.0) {
+      memory["scores_per_layer"] = "recompute_none ? b*heads_r*s*s : 0";
+      memory["scores_transient"] = "b*heads_r*s*s";
+      memory["measured"]["score_activations_per_layer_bytes"] = std::min(scores.per_layer, act);
+      memory["measured"]["score_rest_bytes"] = scores.transient;
+      char note[256];
+      std::snprintf(note, sizeof note,
+                    "unfused attention: %.2f GiB per layer of the forward's growth in tensors of the score matrix's size "
+                    "(b*heads*s*s = %.0f elements; %.1f bytes per element), %.2f GiB more of them at the peak; both "
+                    "scale with b*heads*s*s",
+                    scores.per_layer / 1073741824.0, scores.elements, scores.per_layer / scores.elements,
+                    scores.transient / 1073741824.0);
+      sum.notes.push_back(note);
+    }
     const models::StageParams held = models::params_per_tp_rank(model, models::even_layout(model, 1, 1), 0, 1, 128);
     mem_symbols = {{"P", static_cast<double>(held.total())}, {"P_layer_max", static_cast<double>(held.largest_layer)},
                    {"L_stage", static_cast<double>(model.layers)}, {"inflight", 1.0}, {"stage_first", 1.0},

@@ -41,6 +41,19 @@ double anchored(const std::optional<double>& measured, double at_plan, double at
   return *measured * at_plan / at_trace;
 }
 
+/// Activations of one layer: the measured bytes in score-sized tensors (an unfused attention's, StackMemory) scaled
+/// with the score rule, the others with the activations rule. `tr` empty: no trace (rules alone).
+double layer_activations(const StackMemory& r, const std::vector<double>& v, const std::vector<double>& tr) {
+  const auto at_trace = [&](const Expr& e) { return tr.empty() ? 0.0 : bytes_of(e, tr).value; };
+  const double score = r.measured_score_activations_per_layer.value_or(0.0);
+  std::optional<double> others = r.measured_activations_per_layer;
+  if (others) *others = std::max(0.0, *others - score);
+  const double lin = anchored(others, bytes_of(r.activations_per_layer, v).value, at_trace(r.activations_per_layer));
+  if (!r.measured_score_activations_per_layer) return lin;
+  return lin + anchored(r.measured_score_activations_per_layer, bytes_of(r.scores_per_layer, v).value,
+                        at_trace(r.scores_per_layer));
+}
+
 }  // namespace
 
 Bytes activation_bytes_per_layer(const ModelSpec& m, int mbs, int tp, bool sp, Recompute r,
@@ -54,10 +67,7 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, int mbs, int tp, bool sp, R
   p.recompute = r;
   const StackProfile& st = stack_of(o);
   const auto v = st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple), {});
-  const double rule = bytes_of(st.memory.activations_per_layer, v).value;
-  const auto& tr = st.trace_memory_values();
-  return Bytes(anchored(st.memory.measured_activations_per_layer, rule,
-                        tr.empty() ? 0.0 : bytes_of(st.memory.activations_per_layer, tr).value));
+  return Bytes(layer_activations(st.memory, v, st.trace_memory_values()));
 }
 
 double inflight_activation_sets(Schedule schedule, int pp, int vpp, int stage, int microbatches) {
@@ -121,10 +131,7 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   b.grads = b.grads * ks;
   b.optimizer = b.optimizer * ks;
 
-  const auto per_layer = [&](const std::vector<double>& vals) {
-    return Bytes(anchored(rules.measured_activations_per_layer, bytes_of(rules.activations_per_layer, vals).value,
-                          at_trace(rules.activations_per_layer)));
-  };
+  const auto per_layer = [&](const std::vector<double>& vals) { return Bytes(layer_activations(rules, vals, tr)); };
   const double dense_layers = sv.layers - moe_layers;
   // Transformer Engine's FP8 memory (fp8_costs.hpp), unless the stack's anchors measured its own FP8 program.
   const bool te_fp8 = !fp8_measured_in_stack(st);
@@ -144,11 +151,26 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   const double rest = (b.embedding_logits + b.recompute_workspace + b.zero3_gather + b.framework_copies).value;
   const double rest_tr = at_trace(rules.embedding_logits) + at_trace(rules.recompute_workspace) +
                          at_trace(rules.zero3_gather) + at_trace(rules.framework_copies);
-  const double kr = rest > 0.0 ? anchored(rules.measured_rest, rest, rest_tr) / rest : 1.0;
+  // Of the measured rest, the score-sized tensors at the backward's peak scale with the score rule, the others with
+  // the rest's rules. Where the others are negative (by the peak the backward had freed more of the activations than
+  // the rest holds: Megatron-Core's unfused attention, session 28), that deficit scales with the rest's rules and
+  // comes off the score part, so the trace's own shape still gives the measured peak.
+  std::optional<double> rest_others = rules.measured_rest;
+  double deficit = 0.0;
+  if (rest_others) {
+    *rest_others -= rules.measured_score_rest.value_or(0.0);
+    if (*rest_others < 0.0) deficit = -*rest_others, *rest_others = 0.0;
+  }
+  const double kr = rest > 0.0 ? anchored(rest_others, rest, rest_tr) / rest : 1.0;
   b.embedding_logits = b.embedding_logits * kr;
   b.recompute_workspace = b.recompute_workspace * kr;
   b.zero3_gather = b.zero3_gather * kr;
   b.framework_copies = b.framework_copies * kr;
+  if (rules.measured_score_rest) {
+    const double scores = anchored(rules.measured_score_rest, bytes_of(rules.scores_transient, v).value,
+                                   at_trace(rules.scores_transient));
+    b.recompute_workspace += Bytes(std::max(0.0, scores - deficit * (rest_tr > 0.0 ? rest / rest_tr : 1.0)));
+  }
   // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);

@@ -284,6 +284,40 @@ TEST(TorchTrace, TheRestIsAnchoredAtTheForwardAndBackwardsPeakNotTheOptimizers) 
   EXPECT_NEAR((mem.total() - mem.overhead).value, 61544745472.0, 0.02 * 61544745472.0);
 }
 
+// Megatron-Core 0.16.1's local layer spec (unfused attention: baddbmm, softmax in fp32, bmm), 6 layers of a Qwen3-like
+// dense model with 32 heads, traced at 2 x 2560 on an H200 in session 28 (validation/session28/retrace28-h200/). Read
+// from the file's [memory] events with Python (device type 1, inside the last ProfilerStep#2): every layer's forward
+// allocates tensors of 2 and 4 bytes per score element (b x heads x s x s = 419,430,400 elements) and keeps 6 bytes per
+// element of them, 2,516,582,400 bytes per layer; at the step's peak (25,927,548,416 bytes allocated, in the last
+// layer's backward) 19,293,798,400 bytes of them are live, 4,194,304,000 more than the 6 layers keep. At 1 x 8192
+// (5.12x the score elements, 1.6x the tokens) torch.cuda.max_memory_allocated over 15 steps measured 104.48 GiB
+// (validation/session28/mcore-measured28-h200/measured-dense.json); pricing every activation with the tokens gave
+// 37.7 GiB (-64%). Post hoc (the measurement was known), nothing fitted: -3.4% with the score tensors apart.
+TEST(TorchTrace, AnUnfusedAttentionsScoreTensorsScaleWithTheSequenceSquared) {
+  const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/";
+  const auto model = models::load_model(dir + "megatron/qwen3-dense-l6.json").value();
+  TraceImportOptions o;
+  o.micro_batch = 2;
+  o.seq = 2560;
+  auto r = import_torch_trace(dir + "session28/retrace28-h200/mcore/dense-trace.json.gz", model, o);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  const auto& measured = r->stack["memory"]["measured"];
+  EXPECT_EQ(measured["score_activations_per_layer_bytes"].get<double>(), 2516582400.0);
+  EXPECT_EQ(measured["score_rest_bytes"].get<double>(), 4194304000.0);
+  const auto mo = memory_options(r->stack);
+  const auto at = [&](int b, int s) {
+    const auto mem = models::peak_memory(model, bf16_plan(b, s), mo);
+    return (mem.total() - mem.overhead).value;
+  };
+  EXPECT_NEAR(at(2, 2560), 25927548416.0, 1e-6 * 25927548416.0);  // the trace's own shape: its peak
+  const double measured_8k = 104.48 * 1073741824.0;
+  EXPECT_NEAR(at(1, 8192), measured_8k, 0.05 * measured_8k);
+  // Full recompute keeps no scores between the passes: far below the plan that keeps them.
+  models::Plan recompute = bf16_plan(1, 8192);
+  recompute.recompute = models::Recompute::full;
+  EXPECT_LT(models::peak_memory(model, recompute, mo).total().value, 0.5 * at(1, 8192));
+}
+
 // A torch._scaled_mm FP8 program (validation/programs/fp8_linear.py: the layers' 48 linears in FP8, pure bf16
 // parameters and AdamW) traced at 8 x 1024 on an H200 in session 19. Its measured memory is its own FP8 program's
 // (per-call casts, no cached FP8 weight copies): an FP8 plan at the traced shape must come back to the program's

@@ -74,7 +74,7 @@ struct MemoryBreakdown {
   Bytes weights, grads, optimizer;
   Bytes activations;          ///< per layer x layers of the stage x inflight
   Bytes embedding_logits;     ///< embedding dropout masks (first stage), norm/LM-head/logits (last)
-  Bytes recompute_workspace;  ///< transient working set of activation recomputation
+  Bytes recompute_workspace;  ///< transient working set of activation recomputation and of an unfused attention's backward
   Bytes zero3_gather;         ///< ZeRO-3: unsharded weights of two layers
   Bytes framework_copies;     ///< e.g. eager PyTorch: autocast's bf16 weight copies + DDP gradient buckets
   Bytes overhead;             ///< MemoryOptions::framework_overhead
