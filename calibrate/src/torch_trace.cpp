@@ -110,11 +110,24 @@ Host profiled_host(const Events& ev, const Step& st) {
 /// bytes: masks, bf16 and fp32 scores and probabilities): the forward's growth of them per layer (between the first
 /// and the last layer's start, as the activations), and how many more of them are live at the forward and
 /// backward's peak (`peak`, allocated bytes). Zero where the trace keeps none (fused attention) or has no layers.
+/// `persistent`: a score-sized tensor the forward reads before the step allocated one, so allocated before the step and
+/// kept across steps (Megatron-Core's GlobalMemoryBuffer, the baddbmm input of its unfused attention: session 29's
+/// blind check measured every shape 1.5-3 GiB above the prediction until it was found; mcore_memory_probe.py).
 struct ScoreMemory {
-  double elements = 0.0, per_layer = 0.0, transient = 0.0;
+  double elements = 0.0, per_layer = 0.0, transient = 0.0, persistent = 0.0;
 };
-ScoreMemory score_memory(const std::vector<const MemoryEvent*>& mem, const Step& st, const Symbols& sym,
-                         double first_forward, double peak) {
+
+/// Bytes per element of a recorded input type (0 when unknown).
+double element_bytes(const std::string& type) {
+  if (type == "c10::BFloat16" || type == "c10::Half" || type == "short int") return 2.0;
+  if (type == "float" || type == "int") return 4.0;
+  if (type == "double" || type == "long int") return 8.0;
+  if (type == "bool" || type == "unsigned char" || type == "signed char") return 1.0;
+  return 0.0;
+}
+
+ScoreMemory score_memory(const Events& ev, const std::vector<const MemoryEvent*>& mem, const Step& st,
+                         const Symbols& sym, double first_forward, double peak) {
   ScoreMemory out;
   const auto at = [&](const char* n) { const auto it = sym.find(n); return it == sym.end() ? 0.0 : it->second; };
   out.elements = at("b") * at("heads_r") * at("s") * at("s");
@@ -138,6 +151,24 @@ ScoreMemory score_memory(const std::vector<const MemoryEvent*>& mem, const Step&
   const double layers = static_cast<double>(st.layers);
   out.per_layer = std::max(0.0, (at_last - at_first) / layers);
   out.transient = std::max(0.0, at_peak - layers * out.per_layer);
+  // The forward's first read of a score-sized tensor, against the score-sized bytes the step had allocated by then.
+  const CpuOp* first = nullptr;
+  const OpInput* input = nullptr;
+  for (const CpuOp& op : ev.ops) {
+    if (op.ts < first_forward || op.ts >= st.layer_start_ts.back() || (first != nullptr && op.ts >= first->ts)) continue;
+    for (const OpInput& in : op.inputs)
+      if (in.dims.size() >= 2 && in.elements == out.elements && element_bytes(in.type) > 0.0) {
+        first = &op, input = &in;
+        break;
+      }
+  }
+  if (first != nullptr) {
+    double allocated = 0.0;
+    for (const MemoryEvent* m : mem)
+      if (m->ts >= first_forward && m->ts < first->ts && score_sized(m->bytes)) allocated += m->bytes;
+    const double bytes = out.elements * element_bytes(input->type);
+    if (allocated < bytes) out.persistent = bytes;
+  }
   return out;
 }
 
@@ -363,20 +394,25 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
     // more of them there: they grow with the sequence squared, the rest with the tokens (session 28: Megatron-Core's
     // local attention held 6 bytes per score element per layer, 28.6 GiB at 1x4096 and 104.5 at 1x8192 against 19.6
     // and 37.7 priced as tokens).
-    const ScoreMemory scores = score_memory(mem, st, sym, first_forward, peak);
+    const ScoreMemory scores = score_memory(ev, mem, st, sym, first_forward, peak);
     if (scores.per_layer > 0.0) {
       memory["scores_per_layer"] = "recompute_none ? b*heads_r*s*s : 0";
       memory["scores_transient"] = "b*heads_r*s*s";
       memory["measured"]["score_activations_per_layer_bytes"] = std::min(scores.per_layer, act);
       memory["measured"]["score_rest_bytes"] = scores.transient;
-      char note[256];
+      char note[320];
       std::snprintf(note, sizeof note,
                     "unfused attention: %.2f GiB per layer of the forward's growth in tensors of the score matrix's size "
-                    "(b*heads*s*s = %.0f elements; %.1f bytes per element), %.2f GiB more of them at the peak; both "
-                    "scale with b*heads*s*s",
+                    "(b*heads*s*s = %.0f elements; %.1f bytes per element), %.2f GiB more of them at the peak, and %.2f "
+                    "GiB of them kept across steps (read before the step allocated any); all scale with b*heads*s*s",
                     scores.per_layer / 1073741824.0, scores.elements, scores.per_layer / scores.elements,
-                    scores.transient / 1073741824.0);
+                    scores.transient / 1073741824.0, scores.persistent / 1073741824.0);
       sum.notes.push_back(note);
+    }
+    if (scores.persistent > 0.0 && scores.persistent < memory["measured"]["states_bytes"].get<double>()) {
+      memory["scores_persistent"] = "b*heads_r*s*s";
+      memory["measured"]["score_persistent_bytes"] = scores.persistent;
+      memory["measured"]["states_bytes"] = memory["measured"]["states_bytes"].get<double>() - scores.persistent;
     }
     const models::StageParams held = models::params_per_tp_rank(model, models::even_layout(model, 1, 1), 0, 1, 128);
     mem_symbols = {{"P", static_cast<double>(held.total())}, {"P_layer_max", static_cast<double>(held.largest_layer)},

@@ -171,6 +171,9 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
                                    at_trace(rules.scores_transient));
     b.recompute_workspace += Bytes(std::max(0.0, scores - deficit * (rest_tr > 0.0 ? rest / rest_tr : 1.0)));
   }
+  if (rules.measured_score_persistent)
+    b.recompute_workspace += Bytes(anchored(rules.measured_score_persistent, bytes_of(rules.scores_persistent, v).value,
+                                            at_trace(rules.scores_persistent)));
   // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);

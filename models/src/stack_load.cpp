@@ -180,7 +180,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     const JsonCursor mem = root.at("memory");
     mem.expect_keys({"vars", "weights", "grads", "optimizer", "activations_per_layer", "embedding_logits",
                      "recompute_workspace", "zero3_gather", "framework_copies", "scores_per_layer", "scores_transient",
-                     "measured", "note"});
+                     "scores_persistent", "measured", "note"});
     if (auto v = mem.find("vars")) s.memory_vars_ = read_vars(*v, s.memory_table_);
     const SymbolTable& mt = s.memory_table_;
     StackMemory& m = s.memory;
@@ -194,16 +194,18 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     m.framework_copies = optional_expr(mem, "framework_copies", mt, 0.0);
     m.scores_per_layer = optional_expr(mem, "scores_per_layer", mt, 0.0);
     m.scores_transient = optional_expr(mem, "scores_transient", mt, 0.0);
+    m.scores_persistent = optional_expr(mem, "scores_persistent", mt, 0.0);
     const auto meas = mem.find("measured");
     if (meas)
       meas->expect_keys({"states_bytes", "activations_per_layer_bytes", "rest_bytes", "optimizer_peak_bytes",
-                         "score_activations_per_layer_bytes", "score_rest_bytes", "note"});
+                         "score_activations_per_layer_bytes", "score_rest_bytes", "score_persistent_bytes", "note"});
     m.measured_states = measured(meas, "states_bytes");
     m.measured_activations_per_layer = measured(meas, "activations_per_layer_bytes");
     m.measured_rest = measured(meas, "rest_bytes");
     m.measured_optimizer_peak = measured(meas, "optimizer_peak_bytes");
     m.measured_score_activations_per_layer = measured(meas, "score_activations_per_layer_bytes");
     m.measured_score_rest = measured(meas, "score_rest_bytes");
+    m.measured_score_persistent = measured(meas, "score_persistent_bytes");
     if (m.measured_score_activations_per_layer && *m.measured_score_activations_per_layer > m.measured_activations_per_layer.value_or(0.0))
       meas->at("score_activations_per_layer_bytes")
           .fail("expected at most activations_per_layer_bytes (the score-sized part of the activations)");

@@ -94,13 +94,16 @@ struct StackMemory {
   Expr recompute_workspace, zero3_gather, framework_copies;
   /// Elements of the attention score matrix an unfused attention keeps per layer for the backward
   /// (`scores_per_layer`) and makes at the backward's peak (`scores_transient`); 0 unless an import found them.
-  Expr scores_per_layer, scores_transient;
+  /// `scores_persistent`: elements of score-sized buffers kept across steps (Megatron-Core's GlobalMemoryBuffer).
+  Expr scores_per_layer, scores_transient, scores_persistent;
   /// Measured anchors (imported stacks): the value at the trace's memory symbols; the rule's value is then
   /// scaled as the rows' times are (measured x rule(plan) / rule(trace)).
   std::optional<double> measured_states, measured_activations_per_layer, measured_rest;
   /// Of the measured activations per layer and rest, the bytes in score-sized tensors: anchored on the score
   /// rules instead (memory.cpp).
   std::optional<double> measured_score_activations_per_layer, measured_score_rest;
+  /// Bytes of score-sized buffers kept across steps, not part of the measured states: anchored on scores_persistent.
+  std::optional<double> measured_score_persistent;
   /// The optimizer step's peak (allocated bytes, measured), scaled with the states rule; the rank's peak is the
   /// larger of it and the forward/backward peak.
   std::optional<double> measured_optimizer_peak;
