@@ -8,7 +8,10 @@ makes the host wait for the GPU in every MoE layer's forward). One training step
   trace    (device) per variant: the unprofiled step at the trace shape, the host-bound step at --host-shape (the
            GPU idles) and one step under torch.profiler (ProfilerStep schedule, record_shapes, profile_memory):
            OUT/VARIANT-trace.json.gz and OUT/VARIANT-meta.json
-  measure  (device) per variant: the step time (median of --steps) and peak allocated memory at each shape
+  measure  (device) per variant: the step time (median of --steps) and peak allocated memory at each shape, all
+           shapes in one process: Megatron-Core's GlobalMemoryBuffer (the unfused attention's score-sized baddbmm
+           input) keeps the size of the longest shape run before, so for memory run one shape per process
+           (validation/device/session29_memory_blind.sh; validation/session29/README.md)
   predict  (here, before `measure`) `scalescope import torch-trace` of each trace and `scalescope simulate` of each
            shape; with --control also the stack with the host synchronisation taken out (moe_host_sync "ep > 1",
            as every imported stack was before session 28), which is what the model would say without it
