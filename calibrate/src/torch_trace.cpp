@@ -381,10 +381,10 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
       phase_peak = std::max(phase_peak, m->total_allocated);
     }
     const double act = a0 >= 0.0 && aL >= a0 ? (aL - a0) / model.layers : 0.0;
-    const double rest = std::max(0.0, peak - start - model.layers * act);
-    memory["measured"] = {{"states_bytes", std::max(0.0, start)},
+    const double states = std::max(0.0, start);
+    memory["measured"] = {{"states_bytes", states},
                           {"activations_per_layer_bytes", act},
-                          {"rest_bytes", rest},
+                          {"rest_bytes", std::max(0.0, peak - start - model.layers * act)},
                           {"optimizer_peak_bytes", opt_peak},
                           {"note", "from the trace's [memory] events: allocated before the step, the forward's growth "
                                    "per layer, and the rest at the forward and backward's peak (" +
@@ -409,10 +409,10 @@ Expected<TraceImport> import_torch_trace(const std::string& file, const models::
                     scores.transient / 1073741824.0, scores.persistent / 1073741824.0);
       sum.notes.push_back(note);
     }
-    if (scores.persistent > 0.0 && scores.persistent < memory["measured"]["states_bytes"].get<double>()) {
+    if (scores.persistent > 0.0 && scores.persistent < states) {  // out of the states, scaled as scores
       memory["scores_persistent"] = "b*heads_r*s*s";
       memory["measured"]["score_persistent_bytes"] = scores.persistent;
-      memory["measured"]["states_bytes"] = memory["measured"]["states_bytes"].get<double>() - scores.persistent;
+      memory["measured"]["states_bytes"] = states - scores.persistent;
     }
     const models::StageParams held = models::params_per_tp_rank(model, models::even_layout(model, 1, 1), 0, 1, 128);
     mem_symbols = {{"P", static_cast<double>(held.total())}, {"P_layer_max", static_cast<double>(held.largest_layer)},

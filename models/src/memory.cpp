@@ -41,17 +41,20 @@ double anchored(const std::optional<double>& measured, double at_plan, double at
   return *measured * at_plan / at_trace;
 }
 
+/// anchored() of a rule at the plan's values `v` and the trace's `tr` (empty: no trace, the rule alone).
+double anchored_rule(const std::optional<double>& measured, const Expr& rule, const std::vector<double>& v,
+                     const std::vector<double>& tr) {
+  return anchored(measured, bytes_of(rule, v).value, tr.empty() ? 0.0 : bytes_of(rule, tr).value);
+}
+
 /// Activations of one layer: the measured bytes in score-sized tensors (an unfused attention's, StackMemory) scaled
-/// with the score rule, the others with the activations rule. `tr` empty: no trace (rules alone).
+/// with the score rule, the others with the activations rule.
 double layer_activations(const StackMemory& r, const std::vector<double>& v, const std::vector<double>& tr) {
-  const auto at_trace = [&](const Expr& e) { return tr.empty() ? 0.0 : bytes_of(e, tr).value; };
-  const double score = r.measured_score_activations_per_layer.value_or(0.0);
   std::optional<double> others = r.measured_activations_per_layer;
-  if (others) *others = std::max(0.0, *others - score);
-  const double lin = anchored(others, bytes_of(r.activations_per_layer, v).value, at_trace(r.activations_per_layer));
+  if (others) *others = std::max(0.0, *others - r.measured_score_activations_per_layer.value_or(0.0));
+  const double lin = anchored_rule(others, r.activations_per_layer, v, tr);
   if (!r.measured_score_activations_per_layer) return lin;
-  return lin + anchored(r.measured_score_activations_per_layer, bytes_of(r.scores_per_layer, v).value,
-                        at_trace(r.scores_per_layer));
+  return lin + anchored_rule(r.measured_score_activations_per_layer, r.scores_per_layer, v, tr);
 }
 
 }  // namespace
@@ -167,13 +170,11 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   b.zero3_gather = b.zero3_gather * kr;
   b.framework_copies = b.framework_copies * kr;
   if (rules.measured_score_rest) {
-    const double scores = anchored(rules.measured_score_rest, bytes_of(rules.scores_transient, v).value,
-                                   at_trace(rules.scores_transient));
+    const double scores = anchored_rule(rules.measured_score_rest, rules.scores_transient, v, tr);
     b.recompute_workspace += Bytes(std::max(0.0, scores - deficit * (rest_tr > 0.0 ? rest / rest_tr : 1.0)));
   }
   if (rules.measured_score_persistent)
-    b.recompute_workspace += Bytes(anchored(rules.measured_score_persistent, bytes_of(rules.scores_persistent, v).value,
-                                            at_trace(rules.scores_persistent)));
+    b.recompute_workspace += Bytes(anchored_rule(rules.measured_score_persistent, rules.scores_persistent, v, tr));
   // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);

@@ -206,7 +206,8 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     m.measured_score_activations_per_layer = measured(meas, "score_activations_per_layer_bytes");
     m.measured_score_rest = measured(meas, "score_rest_bytes");
     m.measured_score_persistent = measured(meas, "score_persistent_bytes");
-    if (m.measured_score_activations_per_layer && *m.measured_score_activations_per_layer > m.measured_activations_per_layer.value_or(0.0))
+    if (m.measured_score_activations_per_layer &&
+        *m.measured_score_activations_per_layer > m.measured_activations_per_layer.value_or(0.0))
       meas->at("score_activations_per_layer_bytes")
           .fail("expected at most activations_per_layer_bytes (the score-sized part of the activations)");
 

@@ -23,10 +23,10 @@ models::ModelSpec gpt_ln() {
   return models::load_model(SCALESCOPE_SOURCE_DIR "/validation/programs/gpt-ln-0.5b.json").value();
 }
 
-TraceImportOptions options() {
+TraceImportOptions options(int micro_batch = 4, int seq = 768) {
   TraceImportOptions o;
-  o.micro_batch = 4;
-  o.seq = 768;
+  o.micro_batch = micro_batch;
+  o.seq = seq;
   return o;
 }
 
@@ -269,10 +269,8 @@ TEST(TorchTrace, TheOptimizerStepPeakHoldsTheGradientsWhateverTheMicroBatches) {
 TEST(TorchTrace, TheRestIsAnchoredAtTheForwardAndBackwardsPeakNotTheOptimizers) {
   const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/";
   const auto model = models::import_hf_config(dir + "programs/hf-qwen3-30b-a3b-l8/config.json").value();
-  TraceImportOptions o;
-  o.micro_batch = 2;
-  o.seq = 2048;
-  auto r = import_torch_trace(dir + "session26/traces26-h200/traces/hf-qwen3-moe-mbs2-seq2048.json.gz", model, o);
+  auto r = import_torch_trace(dir + "session26/traces26-h200/traces/hf-qwen3-moe-mbs2-seq2048.json.gz", model,
+                              options(2, 2048));
   ASSERT_TRUE(r.has_value()) << r.error().str();
   const auto& measured = r->stack["memory"]["measured"];
   EXPECT_EQ(measured["optimizer_peak_bytes"].get<double>(), 56144885760.0);
@@ -299,10 +297,7 @@ TEST(TorchTrace, TheRestIsAnchoredAtTheForwardAndBackwardsPeakNotTheOptimizers) 
 TEST(TorchTrace, AnUnfusedAttentionsScoreTensorsScaleWithTheSequenceSquared) {
   const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/";
   const auto model = models::load_model(dir + "megatron/qwen3-dense-l6.json").value();
-  TraceImportOptions o;
-  o.micro_batch = 2;
-  o.seq = 2560;
-  auto r = import_torch_trace(dir + "session28/retrace28-h200/mcore/dense-trace.json.gz", model, o);
+  auto r = import_torch_trace(dir + "session28/retrace28-h200/mcore/dense-trace.json.gz", model, options(2, 2560));
   ASSERT_TRUE(r.has_value()) << r.error().str();
   const auto& measured = r->stack["memory"]["measured"];
   EXPECT_EQ(measured["score_activations_per_layer_bytes"].get<double>(), 2516582400.0);
