@@ -52,6 +52,10 @@ def init_megatron():
     model_parallel_cuda_manual_seed(1234)
 
 
+# The layer's dimensions (--dims overrides them; session 30 measured other models' layers with them).
+DIMS = dict(hidden=2048, heads=32, groups=4, kv_channels=128, ffn=6144, experts=16, topk=8, moe_ffn=768)
+
+
 def build(variant, layers, seq, vocab):
     from megatron.core.models.gpt import GPTModel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
@@ -66,19 +70,19 @@ def build(variant, layers, seq, vocab):
     moe_utils._MOE_LAYER_WISE_LOGGING_TRACKER.clear()
     moe = variant != "dense"
     grouped = variant == "moe-grouped"
-    kw = dict(num_layers=layers, hidden_size=2048, num_attention_heads=32, num_query_groups=4, kv_channels=128,
-              ffn_hidden_size=6144, normalization="RMSNorm", layernorm_epsilon=1e-6, qk_layernorm=True,
+    kw = dict(num_layers=layers, hidden_size=DIMS["hidden"], num_attention_heads=DIMS["heads"],
+              num_query_groups=DIMS["groups"], kv_channels=DIMS["kv_channels"], ffn_hidden_size=DIMS["ffn"], normalization="RMSNorm", layernorm_epsilon=1e-6, qk_layernorm=True,
               add_bias_linear=False, add_qkv_bias=False, gated_linear_unit=True, activation_func=F.silu,
               bf16=True, params_dtype=torch.bfloat16, pipeline_dtype=torch.bfloat16, hidden_dropout=0.0,
               attention_dropout=0.0, masked_softmax_fusion=False, apply_rope_fusion=False,
               gradient_accumulation_fusion=False)
     if moe:
-        kw.update(num_moe_experts=16, moe_router_topk=8, moe_ffn_hidden_size=768, moe_token_dispatcher_type="alltoall",
+        kw.update(num_moe_experts=DIMS["experts"], moe_router_topk=DIMS["topk"], moe_ffn_hidden_size=DIMS["moe_ffn"], moe_token_dispatcher_type="alltoall",
                   moe_grouped_gemm=grouped, moe_use_legacy_grouped_gemm=grouped,
                   moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-3, moe_router_dtype="fp32",
                   moe_router_force_load_balancing=True, moe_permute_fusion=False)
     cfg = TransformerConfig(**kw)
-    spec = get_gpt_layer_local_spec(num_experts=16 if moe else None, moe_grouped_gemm=grouped, qk_layernorm=True,
+    spec = get_gpt_layer_local_spec(num_experts=DIMS["experts"] if moe else None, moe_grouped_gemm=grouped, qk_layernorm=True,
                                     normalization="RMSNorm", moe_use_legacy_grouped_gemm=grouped)
     model = GPTModel(config=cfg, transformer_layer_spec=spec, vocab_size=vocab, max_sequence_length=seq,
                      position_embedding_type="rope", rotary_base=1000000,
@@ -171,7 +175,15 @@ def main():
     ap.add_argument("--vocab", type=int, default=4096)
     ap.add_argument("--out", required=True)
     ap.add_argument("--trace", default="", help="gzipped torch.profiler trace of the busy step")
+    ap.add_argument("--dims", default="", help="the layer's dimensions, e.g. hidden=4096,heads=64,experts=4 (keys and "
+                    "defaults: " + ",".join(f"{k}={v}" for k, v in DIMS.items()) + ")")
+    ap.add_argument("--no-busy", action="store_true", help="only the host measurement")
     a = ap.parse_args()
+    for item in filter(None, a.dims.split(",")):
+        key, _, value = item.partition("=")
+        if key not in DIMS or not value.isdigit() or int(value) < 1:
+            ap.error(f"--dims: expected key=positive integer with a key of {sorted(DIMS)}, got {item!r}")
+        DIMS[key] = int(value)
     l1, l2 = (int(x) for x in a.host_layers.split(","))
     hb, hs = parse_shape(a.host_shape)
     init_megatron()
@@ -182,7 +194,7 @@ def main():
                         "torch_compile_disabled": os.environ.get("TORCH_COMPILE_DISABLE", "") == "1"},
            "gpu": torch.cuda.get_device_name(0), "host_cpu": platform.processor() or platform.machine(),
            "host_shape": [hb, hs], "host_layers": [l1, l2], "busy_shape": list(parse_shape(a.busy_shape)),
-           "busy_layers": a.busy_layers}
+           "busy_layers": a.busy_layers, "dims": dict(DIMS)}
     t = {}
     for n in (l1, l2):
         m = build(a.variant, n, max(hs, 128), a.vocab)
@@ -192,11 +204,12 @@ def main():
         print(f"host {a.variant} L={n}: {t[n]}", flush=True)
     res["host_timings"] = {str(n): t[n] for n in (l1, l2)}
     res["host_per_layer_s"] = {k: (t[l2][k] - t[l1][k]) / (l2 - l1) for k in ("forward_s", "backward_s", "step_s")}
-    bb, bs = parse_shape(a.busy_shape)
-    m = build(a.variant, a.busy_layers, bs, a.vocab)
-    res["busy"] = timed(m, (bb, bs), a.vocab, max(5, a.steps // 2))
-    res["busy"].update(profiled(m, (bb, bs), a.vocab, a.busy_layers, a.trace))
-    res["busy"]["gpu_idle_s"] = res["busy"]["step_s"] - res["busy"]["gpu_busy_s"]
+    if not a.no_busy:
+        bb, bs = parse_shape(a.busy_shape)
+        m = build(a.variant, a.busy_layers, bs, a.vocab)
+        res["busy"] = timed(m, (bb, bs), a.vocab, max(5, a.steps // 2))
+        res["busy"].update(profiled(m, (bb, bs), a.vocab, a.busy_layers, a.trace))
+        res["busy"]["gpu_idle_s"] = res["busy"]["step_s"] - res["busy"]["gpu_busy_s"]
     res["cuda_max_allocated_GiB"] = torch.cuda.max_memory_allocated() / 2**30
     print(json.dumps(res, indent=1), flush=True)
     tmp = a.out + ".tmp"
