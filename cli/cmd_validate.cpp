@@ -150,6 +150,7 @@ int run_nemo(const NemoCliOptions& o) {
       rows.push_back({{"source", p.row.source}, {"model", p.row.model}, {"gpus", p.row.gpus}, {"plan", p.plan},
                       {"measured", p.measured}, {"predicted", p.predicted},
                       {"error", p.skipped.empty() ? Json(p.error()) : Json(nullptr)}, {"skipped", p.skipped}});
+      if (p.with_host > 0) rows.back()["predicted_with_host"] = p.with_host;
     }
     Json doc{{"rows_checked", v->points.size()}, {"rows_not_checked", v->excluded.size()},
              {"median_abs_error", v->median_abs_error}, {"worst_error", v->worst_error},
@@ -236,6 +237,13 @@ void register_validate(CLI::App& app, Context& ctx) {
   nemo_cmd->add_option("--compare-calibration", nemo->run.compare_calibration,
                        "Predict every row a second time with this profile and show both (e.g. h200x4: measured kernel "
                        "rates of the same GH100 die, until an H100 profile exists)");
+  nemo_cmd->add_option("--host-cost", nemo->run.host_cost,
+                       "Predict every dense row a third time with this measured host time per layer "
+                       "(scalescope.host_dispatch/1, e.g. validation/nemo/megatron-core-host/dense.json); the built-in "
+                       "fused stack has none, so the main prediction assumes a host that never falls behind the GPU");
+  nemo_cmd->add_option("--moe-host-cost", nemo->run.moe_host_cost,
+                       "The same for the MoE rows (e.g. validation/nemo/megatron-core-host/moe.json: a layer whose "
+                       "forward waits for the token counts)");
   nemo_cmd->add_option("--deepseek-v3-calibration", nemo->run.deepseek_v3_calibration,
                        "Calibration for the DeepSeek-V3 technical report's H800 run (the H800 is the H100's GH100 die; "
                        "empty: not run)")

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "scalescope/sim/json_reader.hpp"
 
@@ -58,7 +59,8 @@ Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const
   return catch_errors([&]() -> FrameworkHostCost {
     JsonCursor root(doc, path);
     root.expect_object();
-    root.expect_keys({"schema", "framework", "gpu", "host", "method", "fitted_on", "per_layer_microbatch_s", "rows"});
+    root.expect_keys({"schema", "framework", "gpu", "host", "method", "fitted_on", "per_layer_microbatch_s",
+                      "per_edge_microbatch_s", "per_step_s", "forward_share", "after_sync_share", "rows"});
     const std::string schema = root.get_string("schema");
     if (schema != "scalescope.host_dispatch/1") {
       root.at("schema").fail("expected \"scalescope.host_dispatch/1\", got \"" + schema + "\"");
@@ -66,6 +68,7 @@ Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const
     FrameworkHostCost c;
     c.source = path;
     c.framework = root.get_string("framework", "");
+    c.host_machine = root.get_string("host", c.host_machine);
     const JsonCursor per = root.at("per_layer_microbatch_s");
     per.expect_keys({"module", "tensor_parallel", "tensor_parallel_by_processes"});
     c.module = Seconds(checked_host_seconds(per.at("module")));
@@ -80,8 +83,23 @@ Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const
         c.tensor_parallel_by_processes[processes] = Seconds(checked_host_seconds(value));
       }
     }
+    read_host_extras(root, c);
     return c;
   });
+}
+
+void read_host_extras(const JsonCursor& host, FrameworkHostCost& into) {
+  if (auto st = host.find("per_step_s")) into.per_step = Seconds(st->as_nonnegative_number());
+  if (auto e = host.find("per_edge_microbatch_s")) into.edge_per_microbatch = Seconds(e->as_nonnegative_number());
+  // Shares of the layer's host time (import: the profiled CPU time of the forward, and after its sync).
+  for (auto [key, out] : {std::pair{"forward_share", &into.forward_fraction},
+                          std::pair{"after_sync_share", &into.after_sync_fraction}}) {
+    if (auto f = host.find(key)) {
+      const double v = f->as_nonnegative_number();
+      if (!(v <= 1.0)) f->fail("expected a share in [0, 1]");
+      *out = v;
+    }
+  }
 }
 
 }  // namespace scalescope::models

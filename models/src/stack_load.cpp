@@ -226,17 +226,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       host.module = Seconds(per.at("module").as_nonnegative_number());
       host.tensor_parallel = Seconds(per.has("tensor_parallel") ? per.at("tensor_parallel").as_nonnegative_number()
                                                                 : host.module.value);
-      if (auto st = h->find("per_step_s")) host.per_step = Seconds(st->as_nonnegative_number());
-      if (auto e = h->find("per_edge_microbatch_s")) host.edge_per_microbatch = Seconds(e->as_nonnegative_number());
-      // Shares of the layer's host time (import: the profiled CPU time of the forward, and after its sync).
-      for (auto [key, out] : {std::pair{"forward_share", &host.forward_fraction},
-                              std::pair{"after_sync_share", &host.after_sync_fraction}}) {
-        if (auto f = h->find(key)) {
-          const double v = f->as_nonnegative_number();
-          if (!(v <= 1.0)) f->fail("expected a share in [0, 1]");
-          *out = v;
-        }
-      }
+      read_host_extras(*h, host);
       if (auto ps = h->find("process_samples")) {
         // Each process's host-bound step relative to the one the costs come from (import --host-process-times).
         ps->expect_array();

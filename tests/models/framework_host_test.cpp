@@ -71,6 +71,26 @@ TEST(FrameworkHost, ReadsTheSession7LeaseFileWithItsProcessCounts) {
   EXPECT_NE(bad.error().str().find("\"two\""), std::string::npos) << bad.error().str();
 }
 
+TEST(FrameworkHost, ReadsTheOptionalKeysAStackProfileHostHas) {
+  // tests/data/host/extras.json: the values written there.
+  auto c = load_framework_host_cost(kData + "extras.json");
+  ASSERT_TRUE(c.has_value()) << c.error().str();
+  EXPECT_DOUBLE_EQ(c->module.value, 0.0115);
+  EXPECT_DOUBLE_EQ(c->edge_per_microbatch.value, 0.003);
+  EXPECT_DOUBLE_EQ(c->per_step.value, 0.002);
+  EXPECT_DOUBLE_EQ(c->forward_fraction, 0.6);
+  EXPECT_DOUBLE_EQ(c->after_sync_fraction, 0.25);
+  // Without them: no edge or step cost, shares not measured.
+  auto plain = load_framework_host_cost(kMeasured);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->edge_per_microbatch.value, 0.0);
+  EXPECT_LT(plain->forward_fraction, 0.0);
+  auto bad = load_framework_host_cost(kData + "bad_share.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().str().find("forward_share"), std::string::npos) << bad.error().str();
+  EXPECT_NE(bad.error().str().find("[0, 1]"), std::string::npos) << bad.error().str();
+}
+
 struct Inputs {
   ModelSpec model;
   Plan plan;

@@ -187,4 +187,40 @@ TEST(Nemo, TheReportNamesWhatPricedTheRows) {
   EXPECT_NE(md.find("(H100 SXM datasheet"), std::string::npos);
 }
 
+TEST(Nemo, AMeasuredHostTimeOnlySlowsTheRowsAndBoundsAHostBoundOne) {
+  // validate nemo --moe-host-cost: Megatron-Core's measured host time per MoE layer and micro-batch, 11.5167 ms
+  // (validation/nemo/megatron-core-host/moe.json, session 28). Qwen3-30B-A3B on 16 H100 (bridge-26.04: pp 1, ep 16,
+  // mbs 1, 4,096 tokens) runs all 48 layers on every GPU, each in ~7 ms of GPU time and exposed all-to-all
+  // (12,181 tokens/s predicted without a host: 4096 / 12181 / 48 = 7.0 ms), so the host sets the pace: at most
+  // 4096 / (48 x 0.0115167 s) = 7,410 tokens/s per GPU, less the embedding, head and waits for the token counts.
+  NemoOptions o;
+  o.moe_host_cost = (kData / "megatron-core-host" / "moe.json").string();
+  o.deepseek_v3_calibration.clear();
+  auto v = run_nemo_validation(kData, o);
+  ASSERT_TRUE(v.has_value()) << v.error().str();
+  int with_host = 0;
+  for (const NemoPoint& p : v->points) {
+    if (!p.skipped.empty()) continue;
+    EXPECT_EQ(p.with_host > 0, p.row.moe()) << p.row.model;  // only the MoE rows have a host cost here
+    if (p.with_host > 0) {
+      ++with_host;
+      EXPECT_LE(p.with_host, p.predicted * (1 + 1e-9)) << p.row.source << " " << p.row.model;
+    }
+    if (p.row.source == "bridge-26.04" && p.row.model == "Qwen3_30B_a3B") {
+      EXPECT_LE(p.with_host, 4096.0 / (48 * 0.0115167));
+      EXPECT_GT(p.with_host, 0.85 * 4096.0 / (48 * 0.0115167));
+    }
+  }
+  EXPECT_EQ(with_host, v->moe_points);
+  const std::string md = nemo_report_markdown(*v, o);
+  EXPECT_NE(md.find("| MoE rows, the same with the measured host time of " + o.moe_host_cost + " | 19 |"),
+            std::string::npos) << md.substr(0, 2000);
+  EXPECT_NE(md.find("megatron-core 0.16.1 (local layer spec"), std::string::npos);  // what was measured, and where
+  EXPECT_NE(md.find("not a DGX H100's Xeon"), std::string::npos);
+  o.moe_host_cost = "nope.json";  // a missing file: the error names it
+  auto missing = run_nemo_validation(kData, o);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().str().find("nope.json"), std::string::npos) << missing.error().str();
+}
+
 }  // namespace scalescope::validate

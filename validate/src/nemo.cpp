@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <tuple>
 
 #include "scalescope/calibrate/hardware.hpp"
+#include "scalescope/models/framework_host.hpp"
 #include "scalescope/models/predict.hpp"
 #include "scalescope/validate/csv.hpp"
 #include "scalescope/validate/rig.hpp"
@@ -132,10 +134,12 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
 
 namespace {
 
-void predict_point(NemoPoint& pt, const models::ModelSpec& spec, const Rig& rig) {
+void predict_point(NemoPoint& pt, const models::ModelSpec& spec, const Rig& rig,
+                   const std::optional<models::FrameworkHostCost>& host = std::nullopt) {
   const models::Plan plan = nemo_plan(pt.row, spec);
   pt.plan = models::to_string(plan);
   models::PredictOptions o;
+  o.host = host;
   o.fidelity = Fidelity::analytical;
   o.build.costs.flash_attention = true;
   o.build.costs.dropout = false;
@@ -169,9 +173,16 @@ std::pair<double, double> summary(std::vector<double> e) {
   return {median, worst};
 }
 
-/// Predicts every point on `calibration`'s hardware models into `predicted` (or `compared`), in parallel.
+/// Which prediction of a point predict_all fills.
+enum class Slot { predicted, compared, with_host };
+
+/// Predicts every point on `calibration`'s hardware models into `slot`, in parallel; for Slot::with_host with the
+/// host cost of the row's kind (a row without one is left at 0).
 void predict_all(NemoValidation& v, const std::vector<models::ModelSpec>& specs, const NemoOptions& opt,
-                 const std::string& calibration, bool compare) {
+                 const std::string& calibration, Slot slot,
+                 const std::optional<models::FrameworkHostCost>& dense_host = std::nullopt,
+                 const std::optional<models::FrameworkHostCost>& moe_host = std::nullopt) {
+  const bool compare = slot == Slot::compared;
   std::map<int, std::unique_ptr<Rig>> rigs;  // by node count, built before the threads start
   std::vector<Rig*> rig_of;
   for (const NemoPoint& p : v.points) {
@@ -179,7 +190,9 @@ void predict_all(NemoValidation& v, const std::vector<models::ModelSpec>& specs,
     if (!rigs.count(nodes)) {
       Cluster c = load_cluster_by_name_or_path(opt.cluster, ClusterOptions{nodes, {}}).take_or_throw();
       calib::HardwareModels hw = calib::load_hardware_models(calibration, c).take_or_throw();
-      if (compare) {
+      if (slot == Slot::with_host) {
+        // the main prediction's hardware models: its sources are already recorded
+      } else if (compare) {
         v.compare_source = hw.compute_source + "; collectives: " + hw.collective_source;
       } else {
         v.compute_source = hw.compute_source;
@@ -193,13 +206,15 @@ void predict_all(NemoValidation& v, const std::vector<models::ModelSpec>& specs,
   auto work = [&](std::size_t first) {
     for (std::size_t i = first; i < n; i += threads) {
       NemoPoint& p = v.points[i];
-      if (!compare) {
+      if (slot == Slot::predicted) {
         predict_point(p, specs[i], *rig_of[i]);
         continue;
       }
+      const auto& host = p.row.moe() ? moe_host : dense_host;
+      if (slot == Slot::with_host && !host) continue;
       NemoPoint other = p;
-      predict_point(other, specs[i], *rig_of[i]);
-      p.compared = other.skipped.empty() ? other.predicted : 0.0;
+      predict_point(other, specs[i], *rig_of[i], host);
+      (slot == Slot::compared ? p.compared : p.with_host) = other.skipped.empty() ? other.predicted : 0.0;
     }
   };
   std::vector<std::thread> pool;
@@ -227,14 +242,25 @@ Expected<NemoValidation> run_nemo_validation(const fs::path& dir, const NemoOpti
       pt.measured = measured_tokens_per_s(r, specs.back());
       v.points.push_back(std::move(pt));
     }
-    predict_all(v, specs, opt, opt.calibration, false);
-    if (!opt.compare_calibration.empty()) predict_all(v, specs, opt, opt.compare_calibration, true);
-    std::vector<double> errors, compared, moe;
+    predict_all(v, specs, opt, opt.calibration, Slot::predicted);
+    if (!opt.compare_calibration.empty()) predict_all(v, specs, opt, opt.compare_calibration, Slot::compared);
+    std::optional<models::FrameworkHostCost> dense_host, moe_host;
+    for (auto [file, host, source] : {std::tuple{&opt.host_cost, &dense_host, &v.host_source},
+                                      std::tuple{&opt.moe_host_cost, &moe_host, &v.moe_host_source}}) {
+      if (file->empty()) continue;
+      *host = models::load_framework_host_cost(*file).take_or_throw();
+      *source = (*host)->framework + " on " + (*host)->host_machine;
+    }
+    if (dense_host || moe_host) predict_all(v, specs, opt, opt.calibration, Slot::with_host, dense_host, moe_host);
+    std::vector<double> errors, compared, moe, host_dense, host_moe;
     for (const NemoPoint& p : v.points) {
       if (!p.skipped.empty()) continue;
       (p.row.moe() ? moe : errors).push_back(p.error());
       if (p.compared > 0 && p.row.dense()) compared.push_back(p.compared / p.measured - 1.0);
+      if (p.with_host > 0) (p.row.moe() ? host_moe : host_dense).push_back(p.with_host / p.measured - 1.0);
     }
+    std::tie(v.host_median_abs_error, v.host_worst_error) = summary(host_dense);
+    std::tie(v.moe_host_median_abs_error, v.moe_host_worst_error) = summary(host_moe);
     std::tie(v.median_abs_error, v.worst_error) = summary(errors);
     std::tie(v.moe_median_abs_error, v.moe_worst_error) = summary(moe);
     v.moe_points = static_cast<int>(moe.size());

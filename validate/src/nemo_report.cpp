@@ -97,6 +97,22 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
          pct(v.compare_median_abs_error) + " | " + pct(v.compare_worst_error) + " | " + (n ? pct(sum / n) : "n/a") +
          " | " + std::to_string(v.excluded.size()) + " |\n";
   }
+  const bool hosted = !v.host_source.empty() || !v.moe_host_source.empty();
+  for (bool moe : {false, true}) {
+    double sum = 0;
+    int n = 0;
+    for (const NemoPoint& p : v.points) {
+      if (p.with_host > 0 && p.row.moe() == moe) {
+        sum += p.with_host / p.measured - 1.0;
+        ++n;
+      }
+    }
+    if (n == 0) continue;
+    s += std::string(moe ? "| MoE rows" : "| dense rows") + ", the same with the measured host time of " +
+         (moe ? o.moe_host_cost : o.host_cost) + " | " + std::to_string(n) + " | " +
+         pct(moe ? v.moe_host_median_abs_error : v.host_median_abs_error) + " | " +
+         pct(moe ? v.moe_host_worst_error : v.host_worst_error) + " | " + pct(sum / n) + " | |\n";
+  }
   s += "\n";
   s += "| source | rows | median abs error |\n|---|---|---|\n";
   for (const auto& [src, e] : by_source) s += "| " + src + " | " + std::to_string(e.size()) + " | " + pct(median_abs(e)) + " |\n";
@@ -133,6 +149,19 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
          "the H100 has 3.35 TB/s, so memory-bound kernels are priced about 1.4x too fast for an H100; attention rows "
          "are PyTorch SDPA's, slower than the cuDNN kernels Transformer Engine runs). Not fitted on these rows either.\n";
   }
+  if (hosted) {
+    s += "- Host-time column: the same plans and profile with a framework host time per layer and micro-batch "
+         "(sim/host_dispatch.hpp: the GPU waits for a host that issues a layer more slowly than the GPU runs it, and in "
+         "an MoE layer the host waits for the GPU at the token dispatcher's split sizes; docs/stack-profile.md, "
+         "moe_host_sync): " +
+         (v.host_source.empty() ? std::string() : "dense rows `" + o.host_cost + "`, " + v.host_source) +
+         (v.host_source.empty() || v.moe_host_source.empty() ? "" : "; ") +
+         (v.moe_host_source.empty() ? std::string()
+                                    : "MoE rows (every layer of an MoE model) `" + o.moe_host_cost + "`, " + v.moe_host_source) +
+         ". Measured on one GPU of another machine, not on these rows' DGX H100 hosts, with the framework named "
+         "there, not with Transformer Engine's modules or the recipes' CUDA graphs; nothing fitted on these rows, but "
+         "the host time was added to these predictions after they had been seen too fast (docs/moe.md).\n";
+  }
   s += "- Long-sequence rows (Llama 2 7B, 4K-1M tokens) publish TFLOP/s only: measured tokens/s = TFLOP/s / NeMo 1.0's "
        "model FLOPs per token (SOURCES.md).\n\n";
   s += "- Memory GiB is the predicted peak per GPU; \"(over)\" marks rows above the H100's 80 GB that ran: the memory "
@@ -141,7 +170,8 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   s += "## Rows\n\n";
   s += "| source | model | GPUs | precision | layout | measured tok/s/GPU | predicted | error | memory GiB | compute | exposed TP/SP | "
        "exposed DP/ZeRO | exposed PP | exposed CP | exposed EP | bubble |" + std::string(compared ? " comparison | error |" : "") +
-       "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + (compared ? "---|---|" : "") + "\n";
+       (hosted ? " with host time | error |" : "") + "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" +
+       (compared ? "---|---|" : "") + (hosted ? "---|---|" : "") + "\n";
   using BP = BreakdownPart;
   for (const NemoPoint& p : v.points) {
     const NemoRow& r = p.row;
@@ -160,6 +190,7 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
          share(b[BP::dp_comm].value + b[BP::zero_comm].value) + " | " + share(b[BP::pp_comm].value) + " | " +
          share(b[BP::cp_comm].value) + " | " + share(b[BP::ep_comm].value) + " | " + share(b[BP::bubble].value) + " |";
     if (compared) s += p.compared > 0 ? " " + fixed(p.compared, 0) + " | " + pct(p.compared / p.measured - 1.0) + " |" : " | |";
+    if (hosted) s += p.with_host > 0 ? " " + fixed(p.with_host, 0) + " | " + pct(p.with_host / p.measured - 1.0) + " |" : " | |";
     s += "\n";
   }
   if (v.deepseek_v3) {

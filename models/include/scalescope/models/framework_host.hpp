@@ -11,6 +11,7 @@
 
 #include "scalescope/models/plan.hpp"
 #include "scalescope/sim/error.hpp"
+#include "scalescope/sim/json_reader.hpp"
 #include "scalescope/sim/units.hpp"
 
 namespace scalescope::models {
@@ -38,6 +39,7 @@ struct FrameworkHostCost {
   /// forward, and of that the share issued after the forward's host synchronisation (HostCosts, sim/host_dispatch.hpp).
   double forward_fraction = -1.0;
   double after_sync_fraction = -1.0;
+  std::string host_machine = "an unnamed host";  ///< the file's `host`: the machine whose CPU was measured
 
   /// The host time of the slowest of `ranks` processes relative to the costs above: the expected
   /// maximum of `ranks` independent draws from `process_samples` (their empirical distribution:
@@ -54,8 +56,13 @@ struct FrameworkHostCost {
 
 /// Reads a `scalescope.host_dispatch/1` file (keys: schema, framework, per_layer_microbatch_s
 /// {module, tensor_parallel, optional tensor_parallel_by_processes {"<N>": s}} in seconds, > 0,
-/// process counts integers >= 1; other documentation keys are kept out of the model).
+/// process counts integers >= 1; optional per_edge_microbatch_s, per_step_s, forward_share, after_sync_share as in
+/// a stack profile's `host` (read_host_extras); other documentation keys are kept out of the model).
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path);
+
+/// The optional keys that a host_dispatch/1 file and a stack profile's `host` share: per_edge_microbatch_s and
+/// per_step_s (seconds >= 0), forward_share and after_sync_share (in [0, 1]). Throws InputError naming the key.
+void read_host_extras(const JsonCursor& host, FrameworkHostCost& into);
 /// The same from a parsed document (`path` names it in errors).
 Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const std::string& path);
 

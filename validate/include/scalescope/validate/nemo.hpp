@@ -96,6 +96,7 @@ struct NemoPoint {
   std::string plan;  ///< to_string(nemo_plan)
   double measured = 0, predicted = 0;  ///< tokens per second per GPU
   double compared = 0;                 ///< predicted with NemoOptions::compare_calibration (0: not run)
+  double with_host = 0;                ///< predicted with NemoOptions::host_cost / moe_host_cost (0: not run)
   double memory_GiB = 0;
   bool fits_memory = true;
   Breakdown breakdown;  ///< of the prediction (critical rank)
@@ -109,6 +110,10 @@ struct NemoOptions {
   /// A second prediction of every row with this profile, shown beside the first (e.g. h200x4: measured
   /// kernel rates of the same GH100 die as the H100, until an H100 profile exists).
   std::string compare_calibration;
+  /// A third prediction of every dense (`host_cost`) and MoE row (`moe_host_cost`) with the framework's measured host
+  /// time per layer (scalescope.host_dispatch/1 files, e.g. validation/nemo/megatron-core-host/): the built-in fused
+  /// stack has none, so the main prediction assumes a host that is never behind the GPU.
+  std::string host_cost, moe_host_cost;
   int threads = 2;
   /// Calibration for the DeepSeek-V3 report check on H800 (empty: not run).
   std::string deepseek_v3_calibration = "h100-gpu";
@@ -122,6 +127,9 @@ struct NemoValidation {
   double moe_median_abs_error = 0, moe_worst_error = 0;  ///< over the MoE points
   int moe_points = 0;
   double compare_median_abs_error = 0, compare_worst_error = 0;  ///< the same for `compared`
+  std::string host_source, moe_host_source;  ///< the host-cost files' framework lines
+  double host_median_abs_error = 0, host_worst_error = 0;          ///< dense rows, `with_host`
+  double moe_host_median_abs_error = 0, moe_host_worst_error = 0;  ///< MoE rows, `with_host`
   std::optional<DeepSeekV3Check> deepseek_v3;  ///< the report's own run (NemoOptions::deepseek_v3_calibration)
 };
 

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Writes a scalescope.host_dispatch/1 file from mcore_moe_host.py measurements (validate nemo --host-cost and
+--moe-host-cost; simulate --host-cost).
+
+  python3 validation/megatron/host_dispatch_file.py --measured A.json [B.json ...] --stack STACK.json -o OUT.json
+
+module: the median over the measured files of host_per_layer_s.step_s (a layer's forward and backward for one
+micro-batch, no synchronisation between them); forward_share: the median of forward / (forward + backward);
+per_edge_microbatch_s and after_sync_share: from the stack profile that `scalescope import torch-trace` made of the
+same program's profiled trace (host.per_edge_microbatch_s, host.after_sync_share), which mcore_moe_host.py does not
+measure. tensor_parallel = module (Megatron's tensor parallelism adds its collectives' launches only; not measured).
+"""
+import argparse
+import json
+import os
+import statistics
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--measured", nargs="+", required=True, help="mcore_moe_host.py outputs, all dense or all MoE")
+    ap.add_argument("--stack", required=True, help="the imported stack profile of the same program (edge, shares)")
+    ap.add_argument("--host", required=True, help="the machine the measurements ran on, in words")
+    ap.add_argument("-o", "--out", required=True)
+    a = ap.parse_args()
+    runs = [json.load(open(f)) for f in a.measured]
+    variants = {r["variant"] for r in runs}
+    if len(variants) != 1 or any(r["schema"] != "scalescope.mcore_moe_host/1" for r in runs):
+        ap.error(f"--measured: expected mcore_moe_host.py outputs of one variant, got {sorted(variants)}")
+    variant = variants.pop()
+    per = [r["host_per_layer_s"] for r in runs]
+    module = statistics.median(p["step_s"] for p in per)
+    share = statistics.median(p["forward_s"] / (p["forward_s"] + p["backward_s"]) for p in per)
+    stack = json.load(open(a.stack))["host"]
+    sw = runs[0]["software"]
+    doc = {
+        "schema": "scalescope.host_dispatch/1",
+        "framework": f"megatron-core {sw['megatron_core']} (local layer spec: no Transformer Engine or apex), torch "
+                     f"{sw['torch']}, {variant} layers ({len(runs)} measured: "
+                     + ", ".join(os.path.basename(f)[:-5] for f in a.measured) + ")",
+        "gpu": runs[0]["gpu"],
+        "host": a.host,
+        "method": "validation/megatron/mcore_moe_host.py: at 1 x 64 tokens (the GPU idles) the wall time of models of 2 "
+                  "and 8 layers, per layer = the difference / 6, medians of 30 steps; module = the median over the "
+                  "files of the step without a synchronisation between forward and backward; forward_share = the "
+                  "median of forward / (forward + backward); per_edge_microbatch_s and after_sync_share from the "
+                  f"import of the same program's profiled trace ({a.stack}); tensor_parallel = module (Megatron's "
+                  "tensor parallelism adds its collectives' launches, not measured; no DTensor). Written by "
+                  "validation/megatron/host_dispatch_file.py",
+        "fitted_on": {"module": ", ".join(a.measured), "tensor_parallel": "not measured: the module value"},
+        "per_layer_microbatch_s": {"module": round(module, 7), "tensor_parallel": round(module, 7)},
+        "per_edge_microbatch_s": round(stack["per_edge_microbatch_s"], 7),
+        "forward_share": round(share, 4),
+    }
+    if "after_sync_share" in stack:
+        doc["after_sync_share"] = round(stack["after_sync_share"], 4)
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, a.out)
+    print(f"{a.out}: module {module * 1e3:.3f} ms, forward share {share:.3f}")
+
+
+if __name__ == "__main__":
+    main()
