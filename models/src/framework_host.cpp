@@ -60,7 +60,7 @@ Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const
     JsonCursor root(doc, path);
     root.expect_object();
     root.expect_keys({"schema", "framework", "gpu", "host", "method", "fitted_on", "per_layer_microbatch_s",
-                      "per_edge_microbatch_s", "per_step_s", "forward_share", "after_sync_share", "rows"});
+                      "per_edge_microbatch_s", "per_step_s", "forward_share", "after_sync_share", "process_samples", "rows"});
     const std::string schema = root.get_string("schema");
     if (schema != "scalescope.host_dispatch/1") {
       root.at("schema").fail("expected \"scalescope.host_dispatch/1\", got \"" + schema + "\"");
@@ -98,6 +98,16 @@ void read_host_extras(const JsonCursor& host, FrameworkHostCost& into) {
       const double v = f->as_nonnegative_number();
       if (!(v <= 1.0)) f->fail("expected a share in [0, 1]");
       *out = v;
+    }
+  }
+  if (auto ps = host.find("process_samples")) {
+    // Each process's host-bound step relative to the one the costs come from (import --host-process-times).
+    ps->expect_array();
+    if (ps->size() < 2 || ps->size() > 64) ps->fail("expected 2 to 64 processes' relative host times");
+    for (const auto& x : ps->items()) {
+      const double v = x.as_positive_number();
+      if (!(v >= 0.1 && v <= 10.0)) x.fail("expected a host time relative to the one the costs come from, in [0.1, 10]");
+      into.process_samples.push_back(v);
     }
   }
 }

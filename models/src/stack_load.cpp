@@ -227,16 +227,6 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       host.tensor_parallel = Seconds(per.has("tensor_parallel") ? per.at("tensor_parallel").as_nonnegative_number()
                                                                 : host.module.value);
       read_host_extras(*h, host);
-      if (auto ps = h->find("process_samples")) {
-        // Each process's host-bound step relative to the one the costs come from (import --host-process-times).
-        ps->expect_array();
-        if (ps->size() < 2 || ps->size() > 64) ps->fail("expected 2 to 64 processes' relative host times");
-        for (const auto& x : ps->items()) {
-          const double v = x.as_positive_number();
-          if (!(v >= 0.1 && v <= 10.0)) x.fail("expected a host time relative to the stack's, in [0.1, 10]");
-          host.process_samples.push_back(v);
-        }
-      }
       s.host_source = host.source;
       s.host = host;
     }

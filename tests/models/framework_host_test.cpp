@@ -80,6 +80,9 @@ TEST(FrameworkHost, ReadsTheOptionalKeysAStackProfileHostHas) {
   EXPECT_DOUBLE_EQ(c->per_step.value, 0.002);
   EXPECT_DOUBLE_EQ(c->forward_fraction, 0.6);
   EXPECT_DOUBLE_EQ(c->after_sync_fraction, 0.25);
+  ASSERT_EQ(c->process_samples.size(), 3u);
+  // E[max of 2 draws] over {0.9, 1.0, 1.3}: 0.9 (1/9) + 1.0 (4/9 - 1/9) + 1.3 (1 - 4/9) = (0.9 + 3 + 6.5) / 9
+  EXPECT_NEAR(c->slowest_of(2), 10.4 / 9, 1e-12);
   // Without them: no edge or step cost, shares not measured.
   auto plain = load_framework_host_cost(kMeasured);
   ASSERT_TRUE(plain.has_value());

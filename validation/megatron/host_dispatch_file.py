@@ -21,6 +21,9 @@ def main():
     ap.add_argument("--measured", nargs="+", required=True, help="mcore_moe_host.py outputs, all dense or all MoE")
     ap.add_argument("--stack", required=True, help="the imported stack profile of the same program (edge, shares)")
     ap.add_argument("--host", required=True, help="the machine the measurements ran on, in words")
+    ap.add_argument("--samples", action="store_true", help="the --measured files are processes of one layer: keep "
+                    "each one's time relative to their median as process_samples (a step of N ranks waits for the "
+                    "slowest of N hosts)")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
     runs = [json.load(open(f)) for f in a.measured]
@@ -52,6 +55,9 @@ def main():
         "per_edge_microbatch_s": round(stack["per_edge_microbatch_s"], 7),
         "forward_share": round(share, 4),
     }
+    if len(runs) > 1 and a.samples:
+        # several processes of one layer: each one's host time relative to their median (slowest_of, framework_host.hpp)
+        doc["process_samples"] = [round(p["step_s"] / module, 4) for p in per]
     if "after_sync_share" in stack:
         doc["after_sync_share"] = round(stack["after_sync_share"], 4)
     tmp = a.out + ".tmp"

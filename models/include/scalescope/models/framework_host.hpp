@@ -56,12 +56,13 @@ struct FrameworkHostCost {
 
 /// Reads a `scalescope.host_dispatch/1` file (keys: schema, framework, per_layer_microbatch_s
 /// {module, tensor_parallel, optional tensor_parallel_by_processes {"<N>": s}} in seconds, > 0,
-/// process counts integers >= 1; optional per_edge_microbatch_s, per_step_s, forward_share, after_sync_share as in
-/// a stack profile's `host` (read_host_extras); other documentation keys are kept out of the model).
+/// process counts integers >= 1; optional per_edge_microbatch_s, per_step_s, forward_share, after_sync_share,
+/// process_samples as in a stack profile's `host` (read_host_extras); other documentation keys are kept out of the model).
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path);
 
 /// The optional keys that a host_dispatch/1 file and a stack profile's `host` share: per_edge_microbatch_s and
-/// per_step_s (seconds >= 0), forward_share and after_sync_share (in [0, 1]). Throws InputError naming the key.
+/// per_step_s (seconds >= 0), forward_share and after_sync_share (in [0, 1]), process_samples (2 to 64 values in
+/// [0.1, 10]). Throws InputError naming the key.
 void read_host_extras(const JsonCursor& host, FrameworkHostCost& into);
 /// The same from a parsed document (`path` names it in errors).
 Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const std::string& path);
