@@ -4,15 +4,8 @@
 # validation/session30/host-predictions.json, committed before this ran). Megatron-Core 0.16.1 unpacked into
 # build-lease/mcore and carried; run `bash validation/device/session30_host.sh`: $OUT/host30.tar.gz.
 set -uo pipefail
-: "${OUT:?run on the device machine (OUT is its output folder)}"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-[ -d build-lease/mcore/megatron/core ] || { echo "$0: no build-lease/mcore (megatron-core unpacked)" >&2; exit 2; }
-D=/tmp/host30; rm -rf $D; mkdir -p $D
 source validation/device/environment.sh
-record_environment $D/environment.txt
-LOG=$D/session.log
-pack() { tar czf $OUT/host30.tar.gz -C $D . ; }
-export PYTHONPATH=$PWD/build-lease/mcore:$PWD/validation/megatron/shim${PYTHONPATH:+:$PYTHONPATH}
+mcore_session host30
 # name variant dims (the same names as the predictions)
 VARIANTS=(
   "dense-qwen3 dense -"
