@@ -156,6 +156,14 @@ int run_nemo(const NemoCliOptions& o) {
              {"median_abs_error", v->median_abs_error}, {"worst_error", v->worst_error},
              {"moe_rows", v->moe_points}, {"moe_median_abs_error", v->moe_median_abs_error},
              {"moe_worst_error", v->moe_worst_error}, {"rows", rows}};
+    if (!o.run.host_cost.empty()) {
+      doc["with_host"] = {{"file", o.run.host_cost}, {"median_abs_error", v->host_median_abs_error},
+                          {"worst_error", v->host_worst_error}};
+    }
+    if (!o.run.moe_host_cost.empty()) {
+      doc["moe_with_host"] = {{"file", o.run.moe_host_cost}, {"median_abs_error", v->moe_host_median_abs_error},
+                              {"worst_error", v->moe_host_worst_error}};
+    }
     if (v->deepseek_v3 && v->deepseek_v3->skipped.empty()) {
       doc["deepseek_v3_report"] = {{"published", validate::DeepSeekV3Check::kPublishedTokensPerGpu},
                                    {"predicted", v->deepseek_v3->predicted},
@@ -191,6 +199,15 @@ int run_nemo(const NemoCliOptions& o) {
   if (!o.run.compare_calibration.empty()) {
     tail += "with " + o.run.compare_calibration + ": median |error| " + num(100.0 * v->compare_median_abs_error, 1) +
             " %, worst " + num(100.0 * v->compare_worst_error, 1) + " %\n";
+  }
+  if (!o.run.host_cost.empty()) {
+    tail += "dense rows with the host time of " + o.run.host_cost + ": median |error| " +
+            num(100.0 * v->host_median_abs_error, 1) + " %, worst " + num(100.0 * v->host_worst_error, 1) + " %\n";
+  }
+  if (!o.run.moe_host_cost.empty()) {
+    tail += "MoE rows with the host time of " + o.run.moe_host_cost + ": median |error| " +
+            num(100.0 * v->moe_host_median_abs_error, 1) + " %, worst " + num(100.0 * v->moe_host_worst_error, 1) +
+            " %\n";
   }
   print_stdout(brief.to_text() + tail);
   return 0;
