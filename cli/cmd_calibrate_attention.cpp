@@ -27,6 +27,7 @@ struct AttentionCheckCmd {
 struct Row {
   std::string label, backend;
   long long batch = 1, heads = 1, kv_heads = 1, head_dim = 1, seq = 1, doc = 0, window = 0;
+  double dropout = 0.0;  ///< attention dropout inside the kernel (priced with the profile's dropout factor)
   std::optional<double> fwd_s, bwd_s;  ///< measured
   double pred_fwd = 0, pred_bwd = 0;
 };
@@ -48,6 +49,10 @@ std::vector<Row> read_rows(const Json& doc, const std::string& file) {
     x.seq = r.at("seq").as_positive_int();
     if (auto d = r.find("doc")) x.doc = d->as_positive_int();
     if (auto w = r.find("window")) x.window = w->as_positive_int();
+    if (auto d = r.find("dropout")) {
+      x.dropout = d->as_number_in(0.0, 1.0);
+      if (!(x.dropout < 1.0)) d->fail("expected a dropout probability in [0, 1)");
+    }
     if (x.doc > x.seq) r.at("doc").fail("expected at most seq=" + std::to_string(x.seq) + " tokens");
     if (x.doc > 0 && x.window > 0) r.fail("expected `doc` or `window`, not both");
     if (x.heads > 1 << 16 || x.head_dim > 1 << 12 || x.seq > 1 << 24 || x.batch > 1 << 20)
@@ -71,6 +76,7 @@ models::AttentionShape priced_shape(const Row& r) {
   s.seq = r.doc > 0 ? r.doc : r.seq;
   s.window = std::llround(models::sliding_window_priced(static_cast<double>(r.seq), static_cast<double>(r.window)));
   s.causal = true;
+  s.dropout = r.dropout;
   // Packed documents and sliding windows run the varlen kernel: priced from the profile's varlen rows where it has
   // them, else from its flash rows (ComputeModel::attention).
   s.backend = r.doc > 0 || r.window > 0 ? models::AttentionBackend::varlen : models::attention_backend_named(r.backend);
@@ -108,7 +114,8 @@ int run(const AttentionCheckCmd& o) {
       errs.push_back(p / *m - 1.0);
       return fmt(100.0 * (p / *m - 1.0), "%+.1f%%");
     };
-    const std::string span = r.doc > 0 ? "doc " + std::to_string(r.doc) : r.window > 0 ? "window " + std::to_string(r.window) : "-";
+    std::string span = r.doc > 0 ? "doc " + std::to_string(r.doc) : r.window > 0 ? "window " + std::to_string(r.window) : "-";
+    if (r.dropout > 0.0) span += ", dropout " + fmt(r.dropout, "%g");
     t.rows.push_back({r.label, std::to_string(r.batch) + "x" + std::to_string(r.heads) + "x" + std::to_string(r.seq) + "x" +
                                    std::to_string(r.head_dim),
                       span, fmt(1e6 * r.pred_fwd, "%.1f"), r.fwd_s ? fmt(1e6 * *r.fwd_s, "%.1f") : "-", err(r.fwd_s, r.pred_fwd),
@@ -118,6 +125,7 @@ int run(const AttentionCheckCmd& o) {
            {"priced_as", {{"batch", s.span_shape().batch}, {"seq", s.span_shape().seq}, {"causal", true}}}};
     if (r.doc > 0) j["doc"] = r.doc;
     if (r.window > 0) j["window"] = r.window;
+    if (r.dropout > 0.0) j["dropout"] = r.dropout;
     if (r.fwd_s) j["fwd_s"] = *r.fwd_s;
     if (r.bwd_s) j["bwd_s"] = *r.bwd_s;
     out.push_back(j);

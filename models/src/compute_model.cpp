@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 
 namespace scalescope::models {
 
@@ -42,6 +43,40 @@ double AttentionShape::forward_flops() const {
 namespace {
 
 std::string_view canonical_dtype(std::string_view d) { return d == "fp8_e4m3" ? std::string_view("fp8") : d; }
+
+bool same_attention_shape(const AttentionSample& a, const AttentionSample& b) {
+  const AttentionShape &x = a.shape, &y = b.shape;
+  return a.dtype == b.dtype && x.batch == y.batch && x.heads == y.heads && x.kv_heads == y.kv_heads &&
+         x.head_dim == y.head_dim && x.seq == y.seq && x.causal == y.causal && x.backend == y.backend &&
+         x.window == y.window;
+}
+
+}  // namespace
+
+/// The per-backend dropout factors of the rows with dropout that have a twin without (geometric means); the
+/// built-in ones where a backend has no pair.
+std::array<ComputeModel::DropoutFactor, 3> ComputeModel::measured_dropout_factors(
+    const std::vector<AttentionSample>& plain, const std::vector<AttentionSample>& with_dropout,
+    std::array<DropoutFactor, 3> factors) {
+  std::array<double, 3> fwd{}, bwd{};
+  std::array<int, 3> pairs{};
+  for (const AttentionSample& d : with_dropout) {
+    for (const AttentionSample& a : plain) {
+      if (!same_attention_shape(a, d)) continue;
+      const auto b = static_cast<std::size_t>(d.shape.backend);
+      fwd[b] += std::log(d.forward.value / a.forward.value);
+      bwd[b] += std::log(d.backward.value / a.backward.value);
+      ++pairs[b];
+      break;
+    }
+  }
+  for (std::size_t b = 0; b < factors.size(); ++b) {
+    if (pairs[b] > 0) factors[b] = {std::exp(fwd[b] / pairs[b]), std::exp(bwd[b] / pairs[b]), pairs[b]};
+  }
+  return factors;
+}
+
+namespace {
 
 double bytes_per_element(std::string_view dtype) {
   if (dtype == "fp32" || dtype == "tf32") return 4.0;
@@ -121,7 +156,10 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
     }
     row.dtype = std::string(canonical_dtype(row.dtype));
   }
-  m.attention_ = std::move(profile.attention);
+  m.dropout_factor_ = {{{1.202, 1.123, 0}, {2.042, 1.201, 0}, {1.202, 1.123, 0}}};  // flash, cudnn, varlen (H200)
+  std::vector<AttentionSample> with_dropout;
+  for (auto& row : profile.attention) (row.shape.dropout > 0.0 ? with_dropout : m.attention_).push_back(std::move(row));
+  m.dropout_factor_ = measured_dropout_factors(m.attention_, with_dropout, m.dropout_factor_);
   m.attention_source_ = profile.attention_source;
   std::vector<double> compute, comm;
   for (const auto& row : profile.interference) {
@@ -284,6 +322,7 @@ KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, F
                                    std::string_view dtype) const {
   auto measured = interpolate_attention(shape, backward, canonical_dtype(dtype), flops.value, io);
   KernelCost c = measured ? *measured : attention(flops, io, dtype);
+  if (shape.dropout > 0.0) c.time = c.time * attention_dropout_factor(shape.backend, backward);
   const AttentionShape span = shape.span_shape();
   c.interference = curves_.attention(span.batch, span.heads, span.seq, c.time);
   return c;
@@ -337,6 +376,11 @@ KernelCost ComputeModel::memory_bound_linear(Bytes bytes) const {
   return KernelCost{t, elementwise_prov_, curves_.memory(t)};
 }
 
+double ComputeModel::attention_dropout_factor(AttentionBackend backend, bool backward) const {
+  const DropoutFactor& f = dropout_factor_[static_cast<std::size_t>(backend)];
+  return backward ? f.backward : f.forward;
+}
+
 std::int64_t ComputeModel::longest_attention_seq() const {
   std::int64_t longest = 0;
   for (const AttentionSample& a : attention_) {
@@ -377,6 +421,17 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
   } else {
     out.push_back({"attention_efficiency", assume_.attention_efficiency, "fraction of peak", Provenance::assumed,
                    "FlashAttention-2 (Dao 2023): 50-73% of A100 peak forward, less backward"});
+  }
+  for (const auto& [b, kernel] : {std::pair{AttentionBackend::flash, "flash"}, std::pair{AttentionBackend::cudnn, "cudnn"}}) {
+    const DropoutFactor& f = dropout_factor_[static_cast<std::size_t>(b)];
+    const std::string name = std::string("attention_dropout_factor_") + kernel;
+    char backward[32];
+    std::snprintf(backward, sizeof backward, "%.3f", f.backward);
+    out.push_back({name, f.forward, "x time forward", f.measured_pairs > 0 ? Provenance::measured : Provenance::fitted,
+                   (f.measured_pairs > 0 ? profile_source_ + " `attention` rows with dropout (" +
+                                               std::to_string(f.measured_pairs) + " pairs)"
+                                         : std::string("one H200, validation/attention/dropout24 (not this GPU)")) +
+                       "; backward x" + backward + "; models with attention_dropout > 0 only"});
   }
   out.push_back({"hbm_bandwidth", to_GBps(hbm_bw_), "GB/s", hbm_prov_,
                  hbm_prov_ == Provenance::measured ? profile_source_

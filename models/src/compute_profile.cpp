@@ -92,8 +92,8 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
       att->expect_keys({"source", "method", "gpu", "torch", "cuda", "measured_utc", "imported_from", "rows"});
       p.attention_source = att->get_string("source");
       for (const JsonCursor& row : att->at("rows").items()) {
-        row.expect_keys({"label", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "backend", "fwd_s",
-                         "bwd_s"});
+        row.expect_keys({"label", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "backend", "dropout",
+                         "fwd_s", "bwd_s"});
         AttentionSample a;
         a.shape.batch = row.at("batch").as_int_in(1, 1 << 24);
         a.shape.heads = row.at("heads").as_int_in(1, 1 << 24);
@@ -103,6 +103,10 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         a.shape.causal = row.at("causal").as_bool();
         if (auto b = row.find("backend"))
           a.shape.backend = attention_backend_named(b->as_enum({"flash", "cudnn", "varlen"}));
+        if (auto d = row.find("dropout")) {
+          a.shape.dropout = d->as_number_in(0.0, 1.0);
+          if (!(a.shape.dropout < 1.0)) d->fail("expected a dropout probability in [0, 1)");
+        }
         a.dtype = row.at("dtype").as_enum({"bf16", "fp16", "fp8", "fp8_e4m3", "fp32"});
         a.forward = Seconds(row.get_number_in("fwd_s", 1e-9, 1e3));
         a.backward = Seconds(row.get_number_in("bwd_s", 1e-9, 1e3));

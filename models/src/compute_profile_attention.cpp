@@ -25,13 +25,18 @@ Expected<Json> make_attention_section(const Json& measurement, const std::string
     Json rows = Json::array();
     for (const JsonCursor& r : root.at("rows").items()) {
       r.expect_keys({"model", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "dtype", "backend", "fwd_s",
-                     "bwd_s", "fwd_bwd_s", "fwd_TFLOPS", "bwd_TFLOPS"});
+                     "bwd_s", "fwd_bwd_s", "fwd_TFLOPS", "bwd_TFLOPS", "dropout"});
       Json row = Json::object();
       if (auto m = r.find("model")) row["label"] = m->as_string();
       for (const char* key : {"batch", "heads", "kv_heads", "head_dim", "seq"}) row[key] = r.get_positive_int(key);
       row["causal"] = r.at("causal").as_bool();
       row["dtype"] = r.at("dtype").as_string();
       if (auto b = r.find("backend")) row["backend"] = b->as_enum({"flash", "cudnn", "varlen"});  // absent: flash
+      if (auto d = r.find("dropout")) {  // SDPA's dropout_p: the kernel's dropout factor (compute_model.hpp)
+        const double p = d->as_number_in(0.0, 1.0);
+        if (!(p < 1.0)) d->fail("expected a dropout probability in [0, 1)");
+        if (p > 0.0) row["dropout"] = p;
+      }
       row["fwd_s"] = r.get_positive("fwd_s");
       row["bwd_s"] = r.get_positive("bwd_s");
       rows.push_back(std::move(row));

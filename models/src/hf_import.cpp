@@ -35,6 +35,12 @@ bool opt_bool(const JsonCursor& c, std::string_view key, bool dflt) {
   return v ? v->as_bool() : dflt;
 }
 
+/// A dropout probability (attention_dropout, attn_pdrop, ...): the model's default where the key is absent or null.
+double opt_prob(const JsonCursor& c, std::string_view key, double dflt) {
+  auto v = present(c, key);
+  return v ? v->as_number_in(0.0, 1.0) : dflt;  // check_model refuses 1
+}
+
 std::string fallback_name(const std::string& file) {
   const fs::path p(file);
   if (p.stem() == "config" && p.has_parent_path() && !p.parent_path().filename().empty()) {
@@ -58,6 +64,7 @@ ModelSpec gated_rope(const JsonCursor& c, int seq_len) {
   s.ffn = FfnKind::swiglu;
   s.norm = NormKind::rmsnorm;
   s.positional = Positional::rope;
+  s.attention_dropout = opt_prob(c, "attention_dropout", 0.0);  // LlamaConfig and its descendants: 0.0
   return s;
 }
 
@@ -118,6 +125,7 @@ ModelSpec deepseek(const JsonCursor& c, const std::string& type) {
   s.ffn_hidden = req_int(c, "intermediate_size");
   s.heads = req_int(c, "num_attention_heads");
   s.kv_heads = s.heads;  // latent attention: one key/value head per query head
+  s.attention_dropout = opt_prob(c, "attention_dropout", 0.0);
   s.layers = req_int(c, "num_hidden_layers");
   s.vocab = c.at("vocab_size").as_positive_int();
   s.seq_len = opt_int(c, "max_position_embeddings", 4096);
@@ -210,6 +218,7 @@ ModelSpec gpt_oss(const JsonCursor& c) {
 /// (Phi-4-mini: 0.75) changes no count.
 ModelSpec phi3(const JsonCursor& c) {
   ModelSpec s = llama_like(c, "phi3", 4096);
+  s.hidden_dropout = opt_prob(c, "resid_pdrop", 0.0);  // Phi3DecoderLayer: resid_attn_dropout, resid_mlp_dropout
   if (auto w = present(c, "sliding_window")) {
     const auto window = w->as_int_in(1, std::int64_t{1} << 40);
     if (window < s.seq_len) s.sliding_window = static_cast<int>(window);
@@ -231,6 +240,10 @@ ModelSpec gpt2(const JsonCursor& c) {
   s.norm = NormKind::layernorm;
   s.bias = true;
   s.positional = Positional::learned;
+  // GPT2Config's defaults (0.1 each): the attention probabilities, the residual branches (resid_pdrop) and the
+  // embedding output (embd_pdrop, priced as the residual branches' probability: hidden_dropout).
+  s.attention_dropout = opt_prob(c, "attn_pdrop", 0.1);
+  s.hidden_dropout = opt_prob(c, "resid_pdrop", 0.1);
   return s;
 }
 
@@ -248,6 +261,8 @@ ModelSpec gpt_neox(const JsonCursor& c) {
   s.norm = NormKind::layernorm;
   s.positional = Positional::rope;
   s.bias = true;  // GPTNeoXMLP: dense_h_to_4h and dense_4h_to_h always have biases
+  s.attention_dropout = opt_prob(c, "attention_dropout", 0.0);
+  s.hidden_dropout = opt_prob(c, "hidden_dropout", 0.0);
   if (!opt_bool(c, "attention_bias", true)) {
     c.at("attention_bias")
         .fail("attention_bias=false with MLP biases cannot be represented by a ModelSpec");

@@ -120,6 +120,10 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
       sh.window = r.window.empty() ? 0 : size_of(r.window, v);
       sh.causal = r.causal;
       sh.backend = !r.packed.empty() && r.packed.eval(v) != 0.0 ? AttentionBackend::varlen : r.backend;
+      if (!r.dropout.empty()) {
+        const double p = r.dropout.eval(v);
+        sh.dropout = std::isfinite(p) && p > 0.0 ? std::min(p, 1.0) : 0.0;
+      }
       if (sh.batch == 0 || sh.heads == 0 || sh.kv_heads == 0 || sh.head_dim == 0 || sh.seq == 0) return RowKernels{};
       k.flops = sh.forward_flops() * (r.backward ? 2.5 : 1.0);
       const double io = r.io.eval(v);

@@ -123,6 +123,11 @@ void check_or_throw(const ModelSpec& s, const std::string& file) {
     fail(file, "global_attention_every",
          "expected 0 (every layer windowed) or 2.." + std::to_string(s.layers) +
              " (every n-th layer global) with a sliding_window, got " + std::to_string(s.global_attention_every));
+  for (const auto& [key, p] : {std::pair<const char*, double>{"attention_dropout", s.attention_dropout},
+                                {"hidden_dropout", s.hidden_dropout}}) {
+    if (!(p >= 0.0 && p < 1.0))
+      fail(file, key, "expected a dropout probability in [0, 1), got " + std::to_string(p));
+  }
   if (s.head_dim == 0 && s.hidden % s.heads != 0) {
     fail(file, "heads",
          "hidden=" + std::to_string(s.hidden) + " is not divisible by heads=" +
@@ -147,7 +152,7 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
                    "top_k", "moe_ffn_hidden", "shared_experts", "shared_ffn_hidden", "shared_expert_gate",
                    "first_dense_layers", "moe_layer_freq", "moe_layer_offset", "capacity_factor", "router_dtype",
                    "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-                   "sliding_window", "global_attention_every"});
+                   "sliding_window", "global_attention_every", "attention_dropout", "hidden_dropout"});
     ModelSpec s;
     s.name = c.get_string("name");
     if (s.name.empty()) c.at("name").fail("expected a non-empty string");
@@ -203,6 +208,10 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     if (a.enabled() && !c.has("head_dim")) s.head_dim = a.qk_head_dim();
     s.sliding_window = opt("sliding_window", 0, 0);
     s.global_attention_every = opt("global_attention_every", 0, 0);
+    for (const auto& [key, p] : {std::pair<const char*, double*>{"attention_dropout", &s.attention_dropout},
+                                 {"hidden_dropout", &s.hidden_dropout}}) {
+      if (auto d = c.find(key)) *p = d->as_number_in(0.0, 1.0);  // 1 is refused by the check below
+    }
     s.source = c.get_string("source", "");
     check_or_throw(s, file);
     return s;
@@ -261,6 +270,8 @@ Json to_json(const ModelSpec& s) {
     j["sliding_window"] = s.sliding_window;
     if (s.global_attention_every > 0) j["global_attention_every"] = s.global_attention_every;
   }
+  if (s.attention_dropout > 0.0) j["attention_dropout"] = s.attention_dropout;
+  if (s.hidden_dropout > 0.0) j["hidden_dropout"] = s.hidden_dropout;
   if (!s.source.empty()) j["source"] = s.source;
   return j;
 }

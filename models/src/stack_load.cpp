@@ -83,7 +83,8 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       break;
     case RowKind::attention:
       c.expect_keys({"name", "kind", "when", "kernels", "batch", "heads", "kv_heads", "head_dim", "seq", "window",
-                     "causal", "pass", "backend", "packed", "io", "time_s", "selective_recompute", "after_sync", "note"});
+                     "causal", "pass", "backend", "packed", "dropout", "io", "time_s", "selective_recompute", "after_sync",
+                     "note"});
       r.batch = expr_at(c.at("batch"), t);
       r.heads = expr_at(c.at("heads"), t);
       r.kv_heads = expr_at(c.at("kv_heads"), t);
@@ -94,6 +95,7 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       if (auto b = c.find("backend"))
         r.backend = attention_backend_named(b->as_enum({"flash", "cudnn", "varlen"}));
       r.packed = optional_expr(c, "packed", t, 0.0);
+      r.dropout = optional_expr(c, "dropout", t, 0.0);
       r.backward = c.at("pass").as_enum({"forward", "backward"}) == "backward";
       r.io = optional_expr(c, "io", t, 0.0);
       break;

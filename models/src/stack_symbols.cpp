@@ -23,6 +23,8 @@ enum Sym : int {
   kSLora, kSLoraQkv, kSLoraProj, kSLoraFc1, kSLoraFc2, kFrozen, kDoc,
   // Sliding windows (appended likewise): the layer's window and the sequence it slides over.
   kWin, kSeqDoc,
+  // Training dropout probabilities (appended likewise): attention (inside the kernel) and hidden (residual branches).
+  kAttnDropout, kHiddenDropout,
   kNumBase
 };
 
@@ -39,7 +41,8 @@ const std::vector<std::string>& stack_base_symbols() {
       "Hs", "Q", "K", "F", "V", "Vu", "heads_r", "kv_r", "g", "P_layer", "P_opt",
       "moe", "moe_layer", "E", "topk", "Fe", "Fsh", "ep", "etp", "edp", "E_r", "Fe_r", "Fsh_r", "Tr", "Tx", "Te", "imb",
       "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm",
-      "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc"};
+      "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc",
+      "attn_dropout", "hidden_dropout"};
   return names;
 }
 
@@ -151,6 +154,8 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
     v[kDoc] = sliding_window_span(v[kSeqDoc], spec.sliding_window);
     v[kWin] = sliding_window_priced(v[kSeqDoc], spec.sliding_window);
   }
+  v[kAttnDropout] = spec.attention_dropout;
+  v[kHiddenDropout] = spec.hidden_dropout;
   eval_vars(v, vars_);
   return v;
 }

@@ -27,6 +27,13 @@
 //   (packed documents, sliding windows) priced from varlen rows use tile work instead of FLOPs in F, F_i and R_i:
 //   the tiles FlashAttention-2 computes (attention_tiles.hpp), so whole blocks per document count; without varlen
 //   rows they take the flash rows by FLOPs, a window as its AttentionShape::span_shape().
+// Attention dropout (AttentionShape::dropout > 0, a random mask per score drawn inside the kernel): the shape's time
+//   without dropout x the kernel's dropout factor for the pass, f = t(dropout) / t(none). f is the geometric mean
+//   over the profile's `attention` rows with `dropout` that have a row of the same shape, backend and dtype
+//   without it; for a backend without such pairs, the factors measured on one H200 (validation/attention/
+//   dropout24: torch 2.11 SDPA, dropout 0.1, GPT-3's per-rank shapes, within 3% of each other): FlashAttention-2
+//   1.202 forward / 1.123 backward, cuDNN 2.042 / 1.201 (varlen takes flash's). The mask's cost does not depend on
+//   p (every score draws a number), so one factor serves every p > 0.
 // Memory-bound kernels (norms, activations, residual adds, RoPE, optimizer step):  t = bytes / B_mem,
 //   B_mem = measured elementwise bandwidth, else measured HBM copy bandwidth, else datasheet HBM x
 //   eta_elementwise (assumed).
@@ -99,6 +106,8 @@ struct AttentionShape {
   /// Sliding window (causal shapes): each query sees at most this many keys up to itself; 0: none. (Last, so that
   /// brace-initialised shapes keep their meaning.)
   std::int64_t window = 0;
+  /// Dropout probability applied to the attention probabilities inside the kernel; 0: none. (Last, likewise.)
+  double dropout = 0.0;
   /// FLOPs of the forward pass: 4 b H s^2 d, halved when causal (the kernel skips the masked half); a windowed
   /// shape has the FLOPs of its span_shape().
   double forward_flops() const;
@@ -131,7 +140,7 @@ struct ComputeProfile {
   /// Measured launch + cudaStreamSynchronize of an empty kernel (memory.launch_sync_us): what a host that waits
   /// for the GPU takes to see it finish and go on (host synchronisation points, sim/host_dispatch.hpp).
   std::optional<Seconds> launch_sync;
-  std::vector<AttentionSample> attention;              ///< measured flash-attention shapes
+  std::vector<AttentionSample> attention;              ///< measured flash-attention shapes (some with dropout)
   std::string attention_source;                        ///< the `attention` section's `source` text
   std::vector<InterferenceSample> interference;         ///< measured compute-communication pairs
 };
@@ -226,6 +235,8 @@ class ComputeModel {
   /// Replaces the factors by `f` for every kernel (e.g. none, to compare; drops the per-kernel
   /// curves); `source` says where the factors come from.
   void set_interference(Interference f, std::string source);
+  /// The factor attention dropout multiplies a pass's time by on `backend` (header comment).
+  double attention_dropout_factor(AttentionBackend backend, bool backward) const;
   /// Measured attention rows in use (0 without a profile `attention` section).
   std::size_t attention_rows() const { return attention_.size(); }
   /// The longest sequence of the measured whole-sequence attention rows (flash, cudnn; not varlen documents), 0
@@ -249,8 +260,17 @@ class ComputeModel {
                                                   double flops, Bytes io) const;
 
   std::vector<GemmSample> gemms_;
-  std::vector<AttentionSample> attention_;
+  std::vector<AttentionSample> attention_;  ///< rows without dropout
   std::string attention_source_;
+  /// t(dropout) / t(none) of the forward and backward pass by backend (header comment); `measured_pairs` 0: built in.
+  struct DropoutFactor {
+    double forward = 1.0, backward = 1.0;
+    int measured_pairs = 0;
+  };
+  std::array<DropoutFactor, 3> dropout_factor_{};
+  static std::array<DropoutFactor, 3> measured_dropout_factors(const std::vector<AttentionSample>& plain,
+                                                               const std::vector<AttentionSample>& with_dropout,
+                                                               std::array<DropoutFactor, 3> factors);
   std::vector<std::shared_ptr<const StackProfile>> stacks_;
   BytesPerSecond hbm_bw_;  ///< for GEMM operand traffic (roofline floor)
   Provenance hbm_prov_ = Provenance::datasheet;

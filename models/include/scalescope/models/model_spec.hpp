@@ -84,7 +84,8 @@ inline constexpr std::int64_t kMaxModelExperts = 65536;
 ///   shared_expert_gate, first_dense_layers, moe_layer_freq, moe_layer_offset, capacity_factor (0 = dropless),
 ///   router_dtype ("fp32" | "bf16"), router_bias, router_groups and router_group_topk (group-limited routing);
 ///   MLA (MlaSpec): q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim (the last four
-///   together; head_dim is then qk_nope + qk_rope).
+///   together; head_dim is then qk_nope + qk_rope);
+///   attention_dropout, hidden_dropout (training dropout probabilities, 0 <= p < 1, default 0).
 /// The tokens a windowed layer's attention is priced and counted over: `span` (the sequence, or a packed document),
 /// at most twice the window (each query sees `window` keys: the FLOPs and kernel of causal attentions of 2 x window
 /// tokens). 0: no window.
@@ -123,6 +124,13 @@ struct ModelSpec {
   /// With sliding_window: layer i keeps full attention when (i + 1) % global_attention_every == 0 (gpt-oss: 2,
   /// alternate layers; Gemma 3: 6); 0: every layer is windowed.
   int global_attention_every = 0;
+  /// Training dropout (HF attention_dropout / attn_pdrop, resid_pdrop; Megatron --attention-dropout,
+  /// --hidden-dropout; 0: none). Attention dropout runs inside a flash kernel (a random mask per score, priced at the
+  /// profile's rates with dropout: compute_model.hpp) or as its own kernel on the scores (unfused attention); hidden
+  /// dropout on each residual branch and on the embedding output writes a 1-byte mask forward and applies it backward.
+  /// Neither changes a count or a FLOP.
+  double attention_dropout = 0.0;
+  double hidden_dropout = 0.0;
   std::string source;            ///< where the numbers come from (paper, HF config)
 
   int head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }

@@ -67,6 +67,9 @@ struct StackRow {
                 ///< at most `window` keys up to itself
   bool causal = true;
   AttentionBackend backend = AttentionBackend::flash;  ///< the kernel the trace ran (`backend`, default flash)
+  /// Attention dropout probability inside the kernel (`dropout`, default 0: none): priced at the profile's rates with
+  /// dropout (compute_model.hpp).
+  Expr dropout;
   /// Nonzero: the call runs packed documents (or sliding windows) with the varlen kernel (`packed`, default 0).
   Expr packed;
   bool backward = false;  ///< attention pass
