@@ -12,5 +12,10 @@ args=()
 for f in validation/dropout/configs/*.json; do n=$(basename "$f" .json); args+=(--config "$n:$f"); done
 python3 validation/dropout/gpt2_dropout.py "$W/measured.json" "${args[@]}" --steps 20 --warmup 5 2> "$W/log.txt"
 echo "measure exit $?" >> "$W/log.txt"
+# The attention kernels alone at the two shapes, with and without dropout (the kernels' dropout factors at these
+# shapes; a diagnostic beside the check, not used by its predictions).
+python3 validation/attention/measure_attention.py "$W/attention.json" --shapes validation/dropout/attention_shapes.json \
+  --backend flash,cudnn 2>> "$W/log.txt"
+echo "attention exit $?" >> "$W/log.txt"
 tar czf "$OUT/dropout31.tar.gz" -C /tmp dropout31
 tail -8 "$W/log.txt"
