@@ -107,6 +107,12 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
               }
             }
             s.attention.push_back({mbs, m.heads / tp, std::max(1, m.kv_heads / tp), m.head_size(), seq, true, tag});
+            if (m.attention_dropout > 0.0) {  // the same kernel with dropout: its dropout factor (compute_model.hpp)
+              AttentionCall d = s.attention.back();
+              d.dropout = m.attention_dropout;
+              d.label += " attention dropout";
+              s.attention.push_back(std::move(d));
+            }
             for (int doc : r.packed_doc_tokens) {  // the batched shape a packed plan is priced at
               if (doc <= 0 || doc >= seq) continue;
               const int docs =
@@ -133,6 +139,7 @@ Json to_json(const CalibrationShapes& s) {
     att.push_back({{"batch", a.batch}, {"heads", a.heads}, {"kv_heads", a.kv_heads}, {"head_dim", a.head_dim},
                    {"seq", a.seq}, {"causal", a.causal}, {"label", a.label}});
     if (a.backend != "flash") att.back()["backend"] = a.backend;
+    if (a.dropout > 0.0) att.back()["dropout"] = a.dropout;
   }
   return Json{{"schema", "scalescope.calibration-shapes/1"}, {"models", s.models}, {"dtypes", s.dtypes},
               {"gemm", gemm}, {"attention", att}};
@@ -170,7 +177,7 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
     }
     if (auto att = root.find("attention")) {
       for (const auto& c : att->items()) {
-        c.expect_keys({"batch", "heads", "kv_heads", "head_dim", "seq", "causal", "label", "backend"});
+        c.expect_keys({"batch", "heads", "kv_heads", "head_dim", "seq", "causal", "label", "backend", "dropout"});
         AttentionCall a;
         a.batch = c.at("batch").as_positive_int();
         a.heads = c.at("heads").as_positive_int();
@@ -180,6 +187,10 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
         a.causal = c.has("causal") ? c.at("causal").as_bool() : true;
         a.label = c.get_string("label", "");
         if (auto b = c.find("backend")) a.backend = b->as_enum({"flash", "varlen"});
+        if (auto d = c.find("dropout")) {
+          a.dropout = d->as_number_in(0.0, 1.0);
+          if (!(a.dropout < 1.0)) d->fail("expected a dropout probability in [0, 1)");
+        }
         s.attention.push_back(std::move(a));
       }
     }

@@ -80,3 +80,38 @@ TEST(ModelShapes, ContextParallelRanksRunTheirShareOfTheSequence) {
 
 }  // namespace
 }  // namespace scalescope::calib
+
+namespace scalescope::calib {
+namespace {
+
+TEST(ModelShapes, AModelWithAttentionDropoutGetsEachAttentionShapeWithAndWithoutIt) {
+  // Llama 2 7B given attention dropout 0.1, at mbs 4, seq 1024: its one attention shape (4 x 32 heads x 1024, head
+  // 128) once plain and once with dropout 0.1, so that the profile holds the pair its dropout factor comes from; the
+  // file keeps the key.
+  models::ModelSpec m = models::load_model_by_name_or_path("llama2-7b").value();
+  m.attention_dropout = 0.1;
+  ShapeRequest r;
+  r.micro_batches = {4};
+  r.seqs = {1024};
+  auto s = calibration_shapes({m}, r);
+  ASSERT_TRUE(s.has_value()) << s.error().str();
+  ASSERT_EQ(s->attention.size(), 2u);
+  EXPECT_EQ(s->attention[0].dropout, 0.0);
+  EXPECT_EQ(s->attention[1].dropout, 0.1);
+  EXPECT_EQ(s->attention[1].batch, 4);
+  EXPECT_EQ(s->attention[1].seq, 1024);
+  const Json j = to_json(*s);
+  EXPECT_FALSE(j["attention"][0].contains("dropout"));
+  EXPECT_EQ(j["attention"][1]["dropout"].get<double>(), 0.1);
+  auto back = calibration_shapes_from_json(j, "shapes.json");
+  ASSERT_TRUE(back.has_value()) << back.error().str();
+  EXPECT_EQ(back->attention[1].dropout, 0.1);
+  Json bad = j;
+  bad["attention"][1]["dropout"] = 1.0;
+  EXPECT_FALSE(calibration_shapes_from_json(bad, "shapes.json").has_value());
+  m.attention_dropout = 0.0;  // without dropout: one shape
+  EXPECT_EQ(calibration_shapes({m}, r).value().attention.size(), 1u);
+}
+
+}  // namespace
+}  // namespace scalescope::calib

@@ -30,6 +30,9 @@ struct AttentionCall {
   std::string label;
   /// "flash" (SDPA) or "varlen" (FlashAttention's varlen kernel: `batch` packed documents of `seq` tokens).
   std::string backend = "flash";
+  /// Attention dropout inside the kernel (SDPA's dropout_p; 0: none): a model with attention_dropout > 0 gets each
+  /// of its shapes twice, without and with, so that the profile measures the kernel's dropout factor on this GPU.
+  double dropout = 0.0;
 };
 
 struct CalibrationShapes {
