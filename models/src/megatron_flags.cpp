@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "scalescope/models/layer_costs.hpp"
 
@@ -56,7 +60,8 @@ const std::set<std::string, std::less<>>& read_flags() {
       "--normalization", "--untie-embeddings-and-output-weights", "--num-experts", "--moe-router-topk",
       "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--expert-model-parallel-size",
       "--expert-tensor-parallel-size", "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
-      "--moe-pad-expert-input-to-capacity", "--overlap-moe-expert-parallel-comm"};
+      "--moe-pad-expert-input-to-capacity", "--overlap-moe-expert-parallel-comm", "--attention-dropout",
+      "--hidden-dropout"};
   return s;
 }
 
@@ -159,6 +164,37 @@ Flags parse(const std::vector<std::string>& w) {
     if (!f.values.emplace(name, value).second) reject(name, "given more than once");
   }
   return f;
+}
+
+std::string fmt_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+/// --attention-dropout / --hidden-dropout against the model's dropout: a value given that differs is a contradiction;
+/// an absent flag, where the flags describe the model (--num-layers), means Megatron-LM's default 0.1, noted when the
+/// model has another value (the model's is priced).
+void check_dropout(const Flags& f, const ModelSpec& m, std::vector<std::string>& notes) {
+  for (const auto& [flag, field, model_value] :
+       {std::tuple{"--attention-dropout", "attention_dropout", m.attention_dropout},
+        std::tuple{"--hidden-dropout", "hidden_dropout", m.hidden_dropout}}) {
+    const auto given = f.text(flag);
+    if (!given) {
+      if (f.has("--num-layers") && std::fabs(model_value - 0.1) > 1e-12)
+        notes.push_back(std::string(flag) + " absent: Megatron-LM trains with its default 0.1, the model (" + m.name +
+                        ") has " + field + "=" + fmt_number(model_value) + ", which is priced (give " + flag +
+                        " or the model key to make them agree)");
+      continue;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(given->c_str(), &end);
+    if (end == given->c_str() || *end != '\0' || !(v >= 0.0 && v < 1.0))
+      reject(flag, "expected a dropout probability in [0, 1), got '" + *given + "'");
+    if (std::fabs(v - model_value) > 1e-12)
+      reject(flag, *given + " contradicts the model's " + field + "=" + fmt_number(model_value) + " (" + m.name +
+                       "): set " + field + " in the model");
+  }
 }
 
 void check_model(const Flags& f, const ModelSpec& m) {
@@ -296,6 +332,7 @@ Expected<MegatronImport> plan_from_megatron(std::string_view in, const ModelSpec
     const Flags f = parse(words(read_text(in)));
     check_model(f, m);
     MegatronImport out;
+    check_dropout(f, m, out.notes);
     out.ignored = f.ignored;
     Plan& p = out.plan;
     p.tp = f.integer("--tensor-model-parallel-size").value_or(1);

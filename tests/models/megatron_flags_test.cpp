@@ -80,6 +80,31 @@ TEST(MegatronFlags, ContradictionsAreRejectedNamingTheFlag) {
             "--plan-from-megatron: --num-layers: 80 contradicts the model's layers=96 (gpt3-175b)");
 }
 
+TEST(MegatronFlags, DropoutFlagsMustAgreeWithTheModelAndTheirDefaultIsNoted) {
+  // Megatron-LM's --attention-dropout and --hidden-dropout default to 0.1. Given, they must equal the model's keys;
+  // absent where the flags describe the model (--num-layers), the default is noted when the model differs.
+  const ModelSpec m = llama70b();  // no dropout
+  const std::string model_flags = std::string(kNemo70b);
+  auto quiet = plan_from_megatron(model_flags + " --attention-dropout 0.0 --hidden-dropout 0", m, 0);
+  ASSERT_TRUE(quiet.has_value()) << quiet.error().str();
+  for (const std::string& n : quiet->notes) EXPECT_EQ(n.find("dropout"), std::string::npos) << n;
+  auto noted = plan_from_megatron(model_flags, m, 0);
+  ASSERT_TRUE(noted.has_value()) << noted.error().str();
+  int dropout_notes = 0;
+  for (const std::string& n : noted->notes) dropout_notes += n.find("-dropout absent") != std::string::npos;
+  EXPECT_EQ(dropout_notes, 2);
+  EXPECT_EQ(error_of(model_flags + " --attention-dropout 0.1", m),
+            "--plan-from-megatron: --attention-dropout: 0.1 contradicts the model's attention_dropout=0 (llama3-70b): "
+            "set attention_dropout in the model");
+  EXPECT_EQ(error_of(model_flags + " --hidden-dropout 1.5", m),
+            "--plan-from-megatron: --hidden-dropout: expected a dropout probability in [0, 1), got '1.5'");
+  ModelSpec gpt = m;
+  gpt.attention_dropout = gpt.hidden_dropout = 0.1;
+  auto agree = plan_from_megatron(model_flags, gpt, 0);  // Megatron's defaults are the model's
+  ASSERT_TRUE(agree.has_value()) << agree.error().str();
+  for (const std::string& n : agree->notes) EXPECT_EQ(n.find("dropout"), std::string::npos) << n;
+}
+
 TEST(MegatronFlags, UnevenStagesAndFilesWithContinuations) {
   const auto dir = std::filesystem::temp_directory_path() / "scalescope_megatron_flags_test";
   std::filesystem::create_directories(dir);
