@@ -132,6 +132,23 @@ ScoreMemory score_memory(const Events& ev, const std::vector<const MemoryEvent*>
   const auto at = [&](const char* n) { const auto it = sym.find(n); return it == sym.end() ? 0.0 : it->second; };
   out.elements = at("b") * at("heads_r") * at("s") * at("s");
   if (!(out.elements > 0.0) || st.layer_start_ts.size() < 2) return out;
+  // Score tensors only where the forward shows one: an operator input of the score's elements whose last two dims are
+  // the sequence ([b x heads, s, s] or [b, heads, s, s]). Byte counts alone mistake other tensors for scores when the
+  // sizes coincide: a fused attention keeps none, yet at 2 x 1024 with heads 16 and ffn 8192 a bf16 T x F tensor has
+  // b heads s^2 x 2 bytes (set o27 of session 27, re-measured in session 31: memory +112% at 4 x 4096).
+  const double s_len = at("s");
+  const auto score_shaped = [&](const OpInput& in) {
+    const std::size_t n = in.dims.size();
+    return n >= 3 && in.elements == out.elements && static_cast<double>(in.dims[n - 1]) == s_len &&
+           static_cast<double>(in.dims[n - 2]) == s_len;
+  };
+  bool seen = false;
+  for (const CpuOp& op : ev.ops) {
+    if (op.ts < first_forward || op.ts >= st.layer_start_ts.back()) continue;
+    for (const OpInput& in : op.inputs) seen = seen || score_shaped(in);
+    if (seen) break;
+  }
+  if (!seen) return out;
   const auto score_sized = [&](double bytes) {
     const double a = std::fabs(bytes);
     return a == out.elements || a == 2.0 * out.elements || a == 4.0 * out.elements;

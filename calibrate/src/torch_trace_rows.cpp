@@ -246,6 +246,25 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
     return t >= span.first && t <= span.second;
   };
 
+  // Where a kernel works on a parameter's size (session 31): launched inside an AccumulateGrad node (the gradient's
+  // cast and accumulation into .grad), or a cast whose input is a 2-D fp32 tensor (autocast's per-call weight copies).
+  // Its size is then read as a weight's first; a trace whose tokens equal a width (T = H) otherwise writes such
+  // kernels as activations that grow with the tokens (set o27).
+  std::vector<std::pair<double, double>> accumulate;  // [ts, ts + dur] of the step's AccumulateGrad nodes, by ts
+  for (const CpuOp& o : ev.ops)
+    if (o.ts >= st.t0 && o.ts <= st.t1 && ev.name(o.name) == "torch::autograd::AccumulateGrad")
+      accumulate.emplace_back(o.ts, o.ts + o.dur);
+  std::sort(accumulate.begin(), accumulate.end());
+  auto parameter_sized = [&](const Kernel& k, const std::string& op, const std::vector<OpInput>& in) {
+    const double t = ev.launches[k.launch].ts;
+    auto it = std::upper_bound(accumulate.begin(), accumulate.end(), std::make_pair(t, 1e300));
+    if (it != accumulate.begin() && t <= std::prev(it)->second) return true;
+    if (op != "aten::copy_" && op != "aten::_to_copy" && op != "aten::to") return false;
+    const auto big = std::max_element(in.begin(), in.end(),
+                                      [](const OpInput& a, const OpInput& b) { return a.elements < b.elements; });
+    return big != in.end() && big->type == "float" && big->dims.size() == 2;
+  };
+
   std::vector<Acc> rows;
   std::unordered_map<std::string, std::size_t> index;
   // Where every layer's forward waits for the GPU (Step::layer_sync_ts), the kernels launched after the first wait
@@ -360,15 +379,26 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
       };
       std::string eM, eN, eK;
       const bool dgrad_like = std::fabs(g.M - T) < 0.5, wgrad_like = !dgrad_like && std::fabs(g.K - T) < 0.5;
+      const auto as_wgrad = [&] {  // x^T dy: M in, N out, K tokens (or dy^T x: M out, N in)
+        eK = "T";
+        eM = voc.match(g.M, in_pref(), kDims);
+        eN = voc.match(g.N, out_pref(), kDims);
+        if (eM != "T" && eN != "T") return;
+        // M and N are widths; a "T" among them is a width equal to the tokens that the other orientation names.
+        const std::string m2 = voc.match(g.M, out_pref(), kDims), n2 = voc.match(g.N, in_pref(), kDims);
+        if (!m2.empty() && !n2.empty() && m2 != "T" && n2 != "T") eM = m2, eN = n2;
+      };
       if (fwd || dgrad_like) {
         // forward: M tokens, K in, N out; dgrad: M tokens, K out, N in
         eM = voc.match(g.M, {"T"}, kDims);
         eK = voc.match(g.K, fwd ? in_pref() : out_pref(), kDims);
         eN = voc.match(g.N, fwd ? out_pref() : in_pref(), kDims);
-      } else if (wgrad_like) {  // x^T dy: M in, N out, K tokens
-        eK = "T";
-        eM = voc.match(g.M, in_pref(), kDims);
-        eN = voc.match(g.N, out_pref(), kDims);
+        // A linear's GEMM has one token dimension. Where the tokens equal the layer's input width (T = H: 2 x 1024
+        // for a model of hidden 2048), a wgrad (M in = H, K tokens) also has M = T; read as a dgrad, its K found no
+        // out width and became a second T, which grew it with T^2 (session 27's set o27, re-measured in session 31).
+        if (!fwd && std::fabs(g.K - T) < 0.5 && (eK == "T" || eN == "T" || eK.empty() || eN.empty())) as_wgrad();
+      } else if (wgrad_like) {
+        as_wgrad();
       } else {
         eM = voc.match(g.M, {}, kDims), eN = voc.match(g.N, {}, kDims), eK = voc.match(g.K, {}, kDims);
       }
@@ -400,7 +430,9 @@ Json build_rows(const Events& ev, const Step& st, const Symbols& sym, TraceImpor
     bytes += largest * out_size;
     std::string e;
     if (largest > 0.0) {
-      e = voc.match(largest, {}, in_attention(k) ? kTokenWidthsQ : voc.value("moe_layer") > 0.5 ? kTokenWidthsMoe : kTokenWidthsH);
+      if (parameter_sized(k, op, in)) e = voc.match(largest, {}, kParams);
+      if (e.empty())
+        e = voc.match(largest, {}, in_attention(k) ? kTokenWidthsQ : voc.value("moe_layer") > 0.5 ? kTokenWidthsMoe : kTokenWidthsH);
       if (e.empty()) e = voc.match(largest, {}, kParams);
       if (e.empty() && T > 0.0 && std::fmod(largest, T) == 0.0) e = "T*" + num(largest / T);
     }

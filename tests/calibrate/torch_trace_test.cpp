@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../models/gpu_fixtures.hpp"
 #include "scalescope/models/fp8_costs.hpp"
+#include "scalescope/models/layer_costs.hpp"
 #include "scalescope/models/hf_import.hpp"
 #include "scalescope/models/memory.hpp"
 #include "scalescope/models/stack_profile.hpp"
@@ -315,6 +317,70 @@ TEST(TorchTrace, AnUnfusedAttentionsScoreTensorsScaleWithTheSequenceSquared) {
   models::Plan recompute = bf16_plan(1, 8192);
   recompute.recompute = models::Recompute::full;
   EXPECT_LT(models::peak_memory(model, recompute, mo).total().value, 0.5 * at(1, 8192));
+}
+
+// transformers' OLMo 2 (OLMo-2-0425-1B: hidden 2048, 16 heads, ffn 8192) traced at 2 x 1024 on an H200 in session 27
+// (validation/session27/traces27-h200/): its attention is cuDNN's fused kernel, which keeps no score matrix, and no
+// operator of the trace takes a [.., 1024, 1024] input. But b x heads x s^2 = 2 x 16 x 1024^2 = 2^25 elements is
+// also the byte count of every bf16 T x F tensor (2048 x 8192 x 2 B), so counting score tensors by their size made
+// 224 MiB per layer of ordinary activations grow with s^2 (session 31's re-measurement of set o27: memory +112% at
+// 4 x 4096). Without score tensors, equal tokens take equal memory (4 x 1024 and 1 x 4096 measured 36.47 GiB both),
+// and 4 x 4096 comes back to the measured 84,559,112,704 bytes (torch.cuda.max_memory_allocated over 10 steps,
+// validation/session27/blind19-h200-o27/measured-hf-olmo2.json) within 10%.
+TEST(TorchTrace, SizesThatCoincideWithTheScoresAreNotScoresWithoutAScoreShapedInput) {
+  const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/";
+  const auto model = models::import_hf_config(dir + "programs/hf-olmo2-0425-1b/config.json").value();
+  auto r = import_torch_trace(dir + "session27/traces27-h200/traces/hf-olmo2-mbs2-seq1024.json.gz", model,
+                              options(2, 1024));
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_FALSE(r->stack["memory"]["measured"].contains("score_activations_per_layer_bytes"));
+  const auto mo = memory_options(r->stack);
+  const auto at = [&](int b, int s) {
+    models::Plan p = bf16_plan(b, s);
+    p.precision = models::Precision::mixed;
+    const auto mem = models::peak_memory(model, p, mo);
+    return (mem.total() - mem.overhead).value;
+  };
+  EXPECT_NEAR(at(1, 4096), at(4, 1024), 1e-9 * at(4, 1024));
+  EXPECT_NEAR(at(4, 4096), 84559112704.0, 0.10 * 84559112704.0);
+}
+
+// The same OLMo 2 trace (T = 2 x 1024 = 2048 = H): a weight gradient (M in = H, N out, K tokens) has M = T too, and
+// was read as a dgrad with a second token dimension (T x F x T, growing with T^2); the gradients' casts inside
+// AccumulateGrad ([F, H] bf16 to fp32) were read as T x F activations. A linear's GEMM has one token dimension and a
+// parameter's gradient the parameter's size: at a fixed sequence, 4x the sequences (8 x 1024 against the traced
+// 2 x 1024) is 4x every GEMM and attention FLOP of the layer's backward, and the casts keep their size. (Post hoc on
+// session 31's re-measurement of set o27: median 9.6% -> 1.8%, max +60.3% -> +6.3%; validation/session31/README.md.)
+TEST(TorchTrace, ATraceWhoseTokensEqualTheHiddenSizeKeepsOneTokenDimensionPerGemm) {
+  const std::string dir = SCALESCOPE_SOURCE_DIR "/validation/";
+  const auto model = models::import_hf_config(dir + "programs/hf-olmo2-0425-1b/config.json").value();
+  auto r = import_torch_trace(dir + "session27/traces27-h200/traces/hf-olmo2-mbs2-seq1024.json.gz", model,
+                              options(2, 1024));
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  int gemms = 0, weight_casts = 0;
+  for (const char* phase : {"layer_backward", "head_backward"}) {
+    for (const Json& row : r->stack["phases"][phase]) {
+      if (row["kind"] == "gemm") {
+        ++gemms;
+        const int tokens = (row["m"] == "T") + (row["n"] == "T") + (row["k"] == "T");
+        EXPECT_EQ(tokens, 1) << row.dump();
+      }
+      if (row["kind"] == "memory" && row.contains("bytes") &&
+          row["bytes"].get<std::string>().find("(H*F)") != std::string::npos)
+        ++weight_casts;
+    }
+  }
+  EXPECT_GE(gemms, 8);
+  EXPECT_GE(weight_casts, 1);
+  auto stack = models::stack_from_json(r->stack, "imported");
+  ASSERT_TRUE(stack.has_value()) << stack.error().str();
+  auto m = models::ComputeModel::datasheet(models::testing::h200_spec());
+  ASSERT_TRUE(m.has_value());
+  m->set_stack(std::make_shared<const models::StackProfile>(*stack));
+  models::Plan two = bf16_plan(2, 1024), eight = bf16_plan(8, 1024);
+  two.precision = eight.precision = models::Precision::mixed;
+  const double f2 = models::layer_cost(model, two, *m).backward.flops, f8 = models::layer_cost(model, eight, *m).backward.flops;
+  EXPECT_NEAR(f8 / f2, 4.0, 1e-9);
 }
 
 // A torch._scaled_mm FP8 program (validation/programs/fp8_linear.py: the layers' 48 linears in FP8, pure bf16
