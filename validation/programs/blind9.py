@@ -62,6 +62,14 @@ PROGRAMS = {
                     "precision": "mixed"},
     "hf-olmo2": {"model": "validation/programs/hf-olmo2-0425-1b/config.json", "trace": "hf-olmo2-mbs2-seq1024",
                  "mbs": 2, "seq": 1024, "precision": "mixed"},
+    # Session 31: transformers' GPT2LMHeadModel (24 layers, hidden 1024, GPT-2's gelu_new and dropout 0.1), never
+    # traced by this project, traced at 3x768 (T = 2304 and s = 768 equal no width); the same model without dropout
+    # priced from the SAME trace: the import keeps the kernels its trace ran, so that control is expected too slow
+    # by about the dropout's cost (validation/dropout/README.md: 3-4% of the step).
+    "hf-gpt2": {"model": "validation/programs/hf-gpt2-medium/config.json", "trace": "hf-gpt2-mbs3-seq768", "mbs": 3,
+                "seq": 768, "precision": "mixed"},
+    "hf-gpt2-nodrop": {"model": "validation/programs/hf-gpt2-medium-nodrop/config.json", "program": "hf-gpt2",
+                       "stack_of": "hf-gpt2", "precision": "mixed"},
 }
 # Shapes measured in the second call (never traced or timed before the predictions), smallest first.
 SHAPES = {
@@ -165,10 +173,14 @@ SHAPES_W26 = {"hf-qwen2-moe": ["1x2048", "4x1024", "1x4096", "2x4096", "1x8192",
 SHAPES_P27 = {"hf-phi3": ["1x1024", "2x2048", "1x4096", "4x2048", "1x8192", "2x4096x2"],
               "hf-phi3-l32": ["1x2048", "1x4096"]}
 SHAPES_O27 = {"hf-olmo2": ["1x1024", "4x1024", "2x2048", "1x4096", "2x4096", "4x2048x2", "4x4096"]}
+# Session 31 (validation/session31/README.md): GPT-2 at 1,024-8,192 tokens per micro-batch (0.4-3.6x its trace's
+# 2,304) and a step of two accumulated micro-batches; its no-dropout variant at two shapes; none measured before.
+SHAPES_G31 = {"hf-gpt2": ["1x1024", "4x1024", "2x2048", "8x1024", "4x2048", "2x1024x2"],
+              "hf-gpt2-nodrop": ["4x1024", "4x2048"]}
 SHAPE_SETS = {"s9": SHAPES, "s12": SHAPES12, "s15": SHAPES15, "s16": SHAPES16, "s17": SHAPES17, "s18": SHAPES18,
               "s19": SHAPES19, "s20": SHAPES20, "s24": SHAPES24, "s25": SHAPES25, "n25": SHAPES_N25,
               "m25": SHAPES_M25, "q26": SHAPES_Q26, "m26": SHAPES_M26, "w26": SHAPES_W26,
-              "p27": SHAPES_P27, "o27": SHAPES_O27}
+              "p27": SHAPES_P27, "o27": SHAPES_O27, "g31": SHAPES_G31}
 HOST_SHAPE = "1x32"
 CLUSTER = {"h100": "dgx-h100-8", "h200": "hgx-h200-8"}
 

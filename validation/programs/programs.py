@@ -12,6 +12,7 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
   gpt-ln-fp8  gpt-ln with the transformer layers' linears in FP8 (fp8_linear.py: torch._scaled_mm, tensorwise
             dynamic scaling, e4m3 forward / e5m2 gradients); embedding and LM head bf16.
   hf-qwen3, hf-neox  transformers' Qwen3ForCausalLM / GPTNeoXForCausalLM from a config.json, as hf-llama (session 25).
+  hf-gpt2   transformers' GPT2LMHeadModel from a config.json as hf-llama, with the config's dropout (session 31).
   hf-qwen3-moe  transformers' Qwen3MoeForCausalLM from a config.json as hf-llama, but bf16 parameters and AdamW states
             (under the same autocast); experts by transformers' grouped_mm (torch's grouped GEMM) (session 26).
   hf-qwen2-moe  transformers' Qwen2MoeForCausalLM as hf-qwen3-moe: routed experts plus a shared expert behind a
@@ -171,7 +172,8 @@ def make_hf_llama(config_file, layers, device):
 # (dtype "auto") and as its experts' grouped GEMM needs (validation/session26).
 # hf-phi3 and hf-olmo2 first run in session 27's blind check (validation/session27).
 HF_PROGRAMS = {"hf-qwen3": "Qwen3ForCausalLM", "hf-neox": "GPTNeoXForCausalLM", "hf-qwen3-moe": "Qwen3MoeForCausalLM",
-               "hf-qwen2-moe": "Qwen2MoeForCausalLM", "hf-phi3": "Phi3ForCausalLM", "hf-olmo2": "Olmo2ForCausalLM"}
+               "hf-qwen2-moe": "Qwen2MoeForCausalLM", "hf-phi3": "Phi3ForCausalLM", "hf-olmo2": "Olmo2ForCausalLM",
+               "hf-gpt2": "GPT2LMHeadModel"}
 HF_DTYPES = {"hf-qwen3-moe": torch.bfloat16, "hf-qwen2-moe": torch.bfloat16}
 
 
@@ -181,7 +183,9 @@ def make_hf(name, config_file, layers, device):
     cfg = AutoConfig.from_pretrained(os.path.dirname(os.path.abspath(config_file)))
     if cfg.architectures != [HF_PROGRAMS[name]]:
         raise SystemExit(f"{config_file}: {name} runs {HF_PROGRAMS[name]}, the file names {cfg.architectures}")
-    return _hf_program(name, HF_PROGRAMS[name], cfg, layers, device, lambda m: list(m.base_model.layers),
+    # GPT-2's blocks are transformer.h (session 31); the others' base_model.layers.
+    return _hf_program(name, HF_PROGRAMS[name], cfg, layers, device,
+                       lambda m: list(m.base_model.h if name == "hf-gpt2" else m.base_model.layers),
                        HF_DTYPES.get(name, torch.float32))
 
 
