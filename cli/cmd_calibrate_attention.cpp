@@ -49,10 +49,7 @@ std::vector<Row> read_rows(const Json& doc, const std::string& file) {
     x.seq = r.at("seq").as_positive_int();
     if (auto d = r.find("doc")) x.doc = d->as_positive_int();
     if (auto w = r.find("window")) x.window = w->as_positive_int();
-    if (auto d = r.find("dropout")) {
-      x.dropout = d->as_number_in(0.0, 1.0);
-      if (!(x.dropout < 1.0)) d->fail("expected a dropout probability in [0, 1)");
-    }
+    if (auto d = r.find("dropout")) x.dropout = d->as_dropout_probability();
     if (x.doc > x.seq) r.at("doc").fail("expected at most seq=" + std::to_string(x.seq) + " tokens");
     if (x.doc > 0 && x.window > 0) r.fail("expected `doc` or `window`, not both");
     if (x.heads > 1 << 16 || x.head_dim > 1 << 12 || x.seq > 1 << 24 || x.batch > 1 << 20)

@@ -187,10 +187,7 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
         a.causal = c.has("causal") ? c.at("causal").as_bool() : true;
         a.label = c.get_string("label", "");
         if (auto b = c.find("backend")) a.backend = b->as_enum({"flash", "varlen"});
-        if (auto d = c.find("dropout")) {
-          a.dropout = d->as_number_in(0.0, 1.0);
-          if (!(a.dropout < 1.0)) d->fail("expected a dropout probability in [0, 1)");
-        }
+        if (auto d = c.find("dropout")) a.dropout = d->as_dropout_probability();
         s.attention.push_back(std::move(a));
       }
     }

@@ -103,10 +103,7 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         a.shape.causal = row.at("causal").as_bool();
         if (auto b = row.find("backend"))
           a.shape.backend = attention_backend_named(b->as_enum({"flash", "cudnn", "varlen"}));
-        if (auto d = row.find("dropout")) {
-          a.shape.dropout = d->as_number_in(0.0, 1.0);
-          if (!(a.shape.dropout < 1.0)) d->fail("expected a dropout probability in [0, 1)");
-        }
+        if (auto d = row.find("dropout")) a.shape.dropout = d->as_dropout_probability();
         a.dtype = row.at("dtype").as_enum({"bf16", "fp16", "fp8", "fp8_e4m3", "fp32"});
         a.forward = Seconds(row.get_number_in("fwd_s", 1e-9, 1e3));
         a.backward = Seconds(row.get_number_in("bwd_s", 1e-9, 1e3));

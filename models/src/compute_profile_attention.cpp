@@ -33,8 +33,7 @@ Expected<Json> make_attention_section(const Json& measurement, const std::string
       row["dtype"] = r.at("dtype").as_string();
       if (auto b = r.find("backend")) row["backend"] = b->as_enum({"flash", "cudnn", "varlen"});  // absent: flash
       if (auto d = r.find("dropout")) {  // SDPA's dropout_p: the kernel's dropout factor (compute_model.hpp)
-        const double p = d->as_number_in(0.0, 1.0);
-        if (!(p < 1.0)) d->fail("expected a dropout probability in [0, 1)");
+        const double p = d->as_dropout_probability();
         if (p > 0.0) row["dropout"] = p;
       }
       row["fwd_s"] = r.get_positive("fwd_s");

@@ -38,7 +38,7 @@ bool opt_bool(const JsonCursor& c, std::string_view key, bool dflt) {
 /// A dropout probability (attention_dropout, attn_pdrop, ...): the model's default where the key is absent or null.
 double opt_prob(const JsonCursor& c, std::string_view key, double dflt) {
   auto v = present(c, key);
-  return v ? v->as_number_in(0.0, 1.0) : dflt;  // check_model refuses 1
+  return v ? v->as_dropout_probability() : dflt;
 }
 
 std::string fallback_name(const std::string& file) {

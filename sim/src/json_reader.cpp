@@ -260,6 +260,12 @@ double JsonCursor::as_number_in(double lo, double hi) const {
   return v;
 }
 
+double JsonCursor::as_dropout_probability() const {
+  const double v = as_number();
+  if (!(v >= 0.0 && v < 1.0)) fail("expected a dropout probability in [0, 1), " + describe(*j_));
+  return v;
+}
+
 std::string JsonCursor::as_enum(std::initializer_list<std::string_view> choices) const {
   std::string list;
   for (auto c : choices) list += (list.empty() ? "" : " | ") + std::string(c);

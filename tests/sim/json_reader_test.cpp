@@ -104,6 +104,19 @@ TEST(JsonReader, IntegersAreCheckedAtFullWidth) {
             "expected a number from 0.001 to 1e+06 (plausible range), got -3");
 }
 
+TEST(JsonReader, DropoutProbabilityIsBelowOne) {
+  // 1 would drop every element; the boundary 0 (no dropout) is accepted.
+  const Json j = Json::parse(R"({"zero": 0, "p": 0.1, "one": 1, "neg": -0.5, "s": "0.1"})");
+  EXPECT_EQ(JsonCursor(j, "x.json").at("zero").as_dropout_probability(), 0.0);
+  EXPECT_EQ(JsonCursor(j, "x.json").at("p").as_dropout_probability(), 0.1);
+  EXPECT_EQ(error_of(j, [](const JsonCursor& c) { c.at("one").as_dropout_probability(); }).str(),
+            "x.json: $.one: expected a dropout probability in [0, 1), got 1");
+  EXPECT_EQ(error_of(j, [](const JsonCursor& c) { c.at("neg").as_dropout_probability(); }).message,
+            "expected a dropout probability in [0, 1), got -0.5");
+  EXPECT_NE(error_of(j, [](const JsonCursor& c) { c.at("s").as_dropout_probability(); }).message.find("number"),
+            std::string::npos);
+}
+
 TEST(JsonReader, OutputReplacesBytesThatAreNotUtf8) {
   // \xff is never valid; \xc3\x28 is a lead byte without its continuation; \xe2\x82\xac is the euro sign.
   EXPECT_EQ(to_valid_utf8("a\xff" "b\xc3\x28" "\xe2\x82\xac"), "a\xef\xbf\xbd" "b\xef\xbf\xbd(" "\xe2\x82\xac");

@@ -89,6 +89,8 @@ class JsonCursor {
   /// A finite number in [lo, hi]: a physical value's plausible range (docs/plausible-ranges.md).
   double as_number_in(double lo, double hi) const;
   double get_number_in(std::string_view key, double lo, double hi) const { return at(key).as_number_in(lo, hi); }
+  /// A dropout probability: a number in [0, 1) (1 would drop everything).
+  double as_dropout_probability() const;
   /// One of `choices`; fails with the list of accepted values.
   std::string as_enum(std::initializer_list<std::string_view> choices) const;
 
