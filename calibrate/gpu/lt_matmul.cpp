@@ -30,9 +30,11 @@ LtTypes lt_types(calib::GemmDtype d) {
       t.ab_name = t.cd_name = "fp32";
       break;
     case calib::GemmDtype::fp8_e4m3:
+    case calib::GemmDtype::fp8_e4m3_fast:
       t.ab = CUDA_R_8F_E4M3;
       t.in = ElemType::fp8_e4m3;
       t.ab_name = "fp8_e4m3";
+      t.fast_accum = d == calib::GemmDtype::fp8_e4m3_fast;
       break;  // C and D stay bf16
   }
   return t;
@@ -56,6 +58,10 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, const LtTypes& t, const calib::GemmS
   SS_CUBLAS(cublasLtMatmulDescCreate(&op_, t.compute, CUDA_R_32F));
   SS_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   SS_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (t.fast_accum) {
+    const std::int8_t fast = 1;
+    SS_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  }
   // Column-major layouts as stored: A is m x k (N) or k x m (T); B is k x n (N) or n x k (T).
   if (ta == CUBLAS_OP_N)
     SS_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, m, k, static_cast<std::int64_t>(m)));

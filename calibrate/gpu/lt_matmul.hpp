@@ -21,6 +21,7 @@ struct LtTypes {
   const char* ab_name = "bf16";
   const char* cd_name = "bf16";
   const char* compute_name = "CUBLAS_COMPUTE_32F";
+  bool fast_accum = false;  ///< FP8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (no split accumulation)
 };
 LtTypes lt_types(calib::GemmDtype d);
 

@@ -46,7 +46,7 @@ double check_dtype(GemmDtype dtype, const LtTypes& t, cublasLtHandle_t h, const 
                    cudaStream_t s, std::string& detail) {
   constexpr std::int64_t N = 256;
   const std::vector<std::pair<char, char>> layouts =
-      dtype == GemmDtype::fp8_e4m3
+      is_fp8(dtype)
           ? std::vector<std::pair<char, char>>{{'T', 'N'}}
           : std::vector<std::pair<char, char>>{{'N', 'N'}, {'T', 'N'}, {'N', 'T'}};
   double worst = 0.0;
@@ -90,7 +90,7 @@ bool run_dtype(RunContext& ctx, GemmDtype dtype, int cc, cublasLtHandle_t handle
   std::vector<GemmShape> shapes;
   if (ctx.opt.gemm_grid) shapes = calib::gemm_shapes(dtype, ctx.opt.quick);
   for (GemmShape g : extra) {
-    if (dtype == GemmDtype::fp8_e4m3) {  // cuBLASLt FP8 on Hopper: TN only (gemm_shapes.hpp)
+    if (calib::is_fp8(dtype)) {  // cuBLASLt FP8 on Hopper: TN only (gemm_shapes.hpp)
       g.transa = 'T';
       g.transb = 'N';
     }
@@ -109,15 +109,16 @@ bool run_dtype(RunContext& ctx, GemmDtype dtype, int cc, cublasLtHandle_t handle
             {"data", "uniform random in [-1, 1)"},
             {"shapes_planned", shapes.size()},
             {"shapes_timed", 0}};
-  if (dtype == GemmDtype::fp8_e4m3) {
-    meta["note"] =
-        "TN layout (cuBLASLt FP8 requirement); A/B scale 1 (no scale pointers); default "
-        "accumulation";
+  if (calib::is_fp8(dtype)) {
+    meta["note"] = std::string("TN layout (cuBLASLt FP8 requirement); A/B scale 1 (no scale pointers); ") +
+                   (dtype == GemmDtype::fp8_e4m3_fast
+                        ? "fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM 1: Transformer Engine's forward GEMMs)"
+                        : "default (split) accumulation (Transformer Engine's dgrad and wgrad GEMMs)");
     if (cc < 89) {
       meta["skipped"] =
           strf("FP8 needs compute capability 8.9 or newer; GPU 0 is %d.%d", cc / 10, cc % 10);
       ctx.profile.edit([&](Json& d) { d["gemm_meta"].push_back(meta); });
-      ctx.log("fp8_e4m3: skipped (" + meta["skipped"].get<std::string>() + ")");
+      ctx.log(dname + ": skipped (" + meta["skipped"].get<std::string>() + ")");
       return true;
     }
   }

@@ -13,8 +13,8 @@ struct DtypeName {
   std::string_view name;
 };
 constexpr DtypeName kDtypeNames[] = {
-    {GemmDtype::bf16, "bf16"}, {GemmDtype::fp8_e4m3, "fp8_e4m3"}, {GemmDtype::fp16, "fp16"},
-    {GemmDtype::tf32, "tf32"}, {GemmDtype::fp32, "fp32"},
+    {GemmDtype::bf16, "bf16"}, {GemmDtype::fp8_e4m3, "fp8_e4m3"}, {GemmDtype::fp8_e4m3_fast, "fp8_e4m3_fast"},
+    {GemmDtype::fp16, "fp16"}, {GemmDtype::tf32, "tf32"},           {GemmDtype::fp32, "fp32"},
 };
 
 void add_squares(std::vector<GemmShape>& out, std::int64_t from, std::int64_t to) {
@@ -94,6 +94,7 @@ std::vector<GemmShape> gemm_shapes(GemmDtype dtype, bool quick) {
         add_squares(out, 1024, 16384);
         add_grid(out, hiddens, tokens, true);
         break;
+      case GemmDtype::fp8_e4m3_fast:  // Transformer Engine runs only the forward GEMMs this way
       case GemmDtype::fp16:
       case GemmDtype::tf32:
         add_squares(out, 1024, 16384);
@@ -105,7 +106,7 @@ std::vector<GemmShape> gemm_shapes(GemmDtype dtype, bool quick) {
         break;
     }
   }
-  if (dtype == GemmDtype::fp8_e4m3) {
+  if (is_fp8(dtype)) {
     for (auto& s : out) {
       s.transa = 'T';
       s.transb = 'N';

@@ -77,7 +77,7 @@ Expected<CalibrationShapes> calibration_shapes(const std::vector<models::ModelSp
   CalibrationShapes s;
   for (const auto& d : r.dtypes) {
     if (!gemm_dtype_from_name(d)) {
-      return input_error("", "--dtypes", "expected bf16, fp8_e4m3, fp16, tf32 or fp32, got '" + d + "'");
+      return input_error("", "--dtypes", "expected bf16, fp8_e4m3, fp8_e4m3_fast, fp16, tf32 or fp32, got '" + d + "'");
     }
     s.dtypes.push_back(d);
   }
@@ -159,7 +159,7 @@ Expected<CalibrationShapes> calibration_shapes_from_json(const Json& doc, const 
     }
     for (const auto& c : root.at("dtypes").items()) {
       const std::string d = c.as_string();
-      if (!gemm_dtype_from_name(d)) c.fail("expected bf16, fp8_e4m3, fp16, tf32 or fp32, got \"" + d + "\"");
+      if (!gemm_dtype_from_name(d)) c.fail("expected bf16, fp8_e4m3, fp8_e4m3_fast, fp16, tf32 or fp32, got \"" + d + "\"");
       s.dtypes.push_back(d);
     }
     for (const auto& c : root.at("gemm").items()) {

@@ -120,7 +120,7 @@ GemmRow read_gemm_row(const JsonCursor& c) {
   c.expect_keys({"dtype", "transa", "transb", "m", "n", "k", "time_us", "time_us_min", "time_us_p90", "tflops", "reps",
                  "label", "error"});
   GemmRow g;
-  g.dtype = c.at("dtype").as_enum({"bf16", "fp16", "tf32", "fp32", "fp8_e4m3"});
+  g.dtype = c.at("dtype").as_enum({"bf16", "fp16", "tf32", "fp32", "fp8_e4m3", "fp8_e4m3_fast"});
   g.transa = c.at("transa").as_enum({"N", "T"})[0];
   g.transb = c.at("transb").as_enum({"N", "T"})[0];
   // Up to 2^20 each, so 2*m*n*k stays inside 64 bits (docs/plausible-ranges.md).

@@ -42,7 +42,11 @@ double AttentionShape::forward_flops() const {
 
 namespace {
 
-std::string_view canonical_dtype(std::string_view d) { return d == "fp8_e4m3" ? std::string_view("fp8") : d; }
+std::string_view canonical_dtype(std::string_view d) {
+  if (d == "fp8_e4m3") return "fp8";
+  if (d == "fp8_e4m3_fast") return "fp8_fast";
+  return d;
+}
 
 bool same_attention_shape(const AttentionSample& a, const AttentionSample& b) {
   const AttentionShape &x = a.shape, &y = b.shape;
@@ -80,7 +84,7 @@ namespace {
 
 double bytes_per_element(std::string_view dtype) {
   if (dtype == "fp32" || dtype == "tf32") return 4.0;
-  if (dtype == "fp8") return 1.0;
+  if (dtype == "fp8" || dtype == "fp8_fast") return 1.0;
   return 2.0;
 }
 
@@ -132,6 +136,20 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
     g.dtype = std::string(canonical_dtype(g.dtype));
   }
   m.gemms_ = std::move(profile.gemms);
+  // Shapes measured with both accumulations give the profile's own fast-accumulation speed-up (header comment).
+  double log_ratio = 0.0;
+  for (const GemmSample& f : m.gemms_) {
+    if (f.dtype != "fp8_fast") continue;
+    m.has_fp8_fast_rows_ = true;
+    for (const GemmSample& g : m.gemms_) {
+      if (g.dtype == "fp8" && g.m == f.m && g.n == f.n && g.k == f.k) {
+        log_ratio += std::log(g.time.value / f.time.value);
+        ++m.fp8_fast_pairs_;
+        break;
+      }
+    }
+  }
+  if (m.fp8_fast_pairs_ > 0) m.fp8_fast_speedup_ = std::exp(log_ratio / m.fp8_fast_pairs_);
   if (profile.hbm_bandwidth) {
     m.hbm_bw_ = *profile.hbm_bandwidth;
     m.hbm_prov_ = Provenance::measured;
@@ -185,7 +203,8 @@ void ComputeModel::set_interference(Interference f, std::string source) {
 }
 
 FlopsPerSecond ComputeModel::peak(std::string_view dtype) const {
-  if (auto p = peak_.get(canonical_dtype(dtype))) return *p;
+  const std::string_view d = canonical_dtype(dtype);
+  if (auto p = peak_.get(d == "fp8_fast" ? std::string_view("fp8") : d)) return *p;
   if (peak_.bf16) return *peak_.bf16;
   assert(peak_.fp16 && "ComputeModel: constructed without a bf16 or fp16 peak");
   return *peak_.fp16;
@@ -230,6 +249,11 @@ KernelCost ComputeModel::gemm(std::int64_t m, std::int64_t n, std::int64_t k, st
                               std::int64_t batch) const {
   assert(m > 0 && n > 0 && k > 0 && batch > 0 && "ComputeModel::gemm: sizes must be positive");
   const std::string_view dtype = canonical_dtype(dtype_in);
+  if (dtype == "fp8_fast" && !has_fp8_fast_rows_) {  // the split-accumulation price, sped up (header comment)
+    KernelCost c = gemm(m, n, k, "fp8", batch);
+    c.time = c.time / fp8_fast_speedup_;
+    return c;
+  }
   const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
   const double flops = 2.0 * dm * dn * dk;
   const Bytes operands(bytes_per_element(dtype) * (dm * dk + dk * dn + dm * dn));
@@ -237,7 +261,7 @@ KernelCost ComputeModel::gemm(std::int64_t m, std::int64_t n, std::int64_t k, st
   if (auto measured = interpolate_gemm(m, n, k, dtype, flops, operands)) {
     c = KernelCost{measured->time * static_cast<double>(batch), measured->provenance};
   } else {
-    const double eff = dtype == "fp8" ? assume_.fp8_gemm_efficiency : assume_.gemm_efficiency;
+    const double eff = dtype == "fp8" || dtype == "fp8_fast" ? assume_.fp8_gemm_efficiency : assume_.gemm_efficiency;
     const double compute = flops / (peak(dtype).value * eff);
     const double memory = (operands / hbm_bw_).value;
     c = KernelCost{Seconds(std::max(compute, memory) * static_cast<double>(batch)), Provenance::assumed};
@@ -412,6 +436,19 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
     } else {
       out.push_back({"fp8_gemm_efficiency", assume_.fp8_gemm_efficiency, "fraction of fp8 peak", Provenance::assumed,
                      "median fp8_e4m3 rate of GH100 shapes >= 2048 measured by this project (h200x4 profile)"});
+    }
+    std::size_t fast = 0;
+    for (const auto& g : gemms_) fast += g.dtype == "fp8_fast" ? 1 : 0;
+    if (fast > 0) {
+      out.push_back({"gemm_shapes_fp8_fast", static_cast<double>(fast), "shapes", Provenance::measured,
+                     profile_source_ + " fp8_e4m3_fast rows (fast accumulation: FP8 forward GEMMs of stacks with "
+                                       "fp8_fast_fprop; same interpolation)"});
+    } else {
+      out.push_back({"fp8_fast_accumulation_speedup", fp8_fast_speedup_, "x split-accumulation time",
+                     fp8_fast_pairs_ > 0 ? Provenance::measured : Provenance::fitted,
+                     fp8_fast_pairs_ > 0 ? profile_source_ + " (" + std::to_string(fp8_fast_pairs_) + " shapes both ways)"
+                                         : std::string("median of 16 shapes on one H200, validation/session32 (not "
+                                                       "this GPU); FP8 forward GEMMs of stacks with fp8_fast_fprop")});
     }
   }
   if (!attention_.empty()) {

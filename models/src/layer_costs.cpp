@@ -196,19 +196,24 @@ LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, co
                     bool windowed) {
   const StackProfile& st = m.stack_for(s, p);
   const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed);
+  CostOptions fwd = o;  // the forward's GEMMs (and a recompute of them) may accumulate differently
+  if (!o.forward_dtype.empty()) {
+    fwd.attention_dtype = o.attention_type();
+    fwd.dtype = o.forward_dtype;
+  }
   LayerCost c;
-  add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, o);
+  add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, fwd);
   add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o);
   switch (p.recompute) {
     case Recompute::none: break;
     case Recompute::full: c.recompute = c.forward; break;
     case Recompute::selective:
-      add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, o, RowSet::selective_recompute);
+      add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::selective_recompute);
       break;
   }
   if (st.splits_at_host_sync()) {
-    add_rows(c.forward_before_sync, rows(st, StackPhase::layer_forward), v, m, st, o, RowSet::before_sync);
-    add_rows(c.forward_after_sync, rows(st, StackPhase::layer_forward), v, m, st, o, RowSet::after_sync);
+    add_rows(c.forward_before_sync, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::before_sync);
+    add_rows(c.forward_after_sync, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::after_sync);
   }
   return c;
 }

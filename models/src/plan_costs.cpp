@@ -1,6 +1,8 @@
 // Priced pieces of a plan: layer, context-parallel blocks and edges (see plan_costs.hpp).
 #include "scalescope/models/plan_costs.hpp"
 
+#include "scalescope/models/stack_profile.hpp"
+
 namespace scalescope::models {
 
 PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
@@ -10,6 +12,8 @@ PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const C
   if (plan.fp8()) {
     layer_options.attention_dtype = options.attention_type();
     layer_options.dtype = "fp8";
+    const bool split_only = plan.fp8_recipe == Fp8Recipe::blockwise || plan.fp8_recipe == Fp8Recipe::mxfp8;
+    if (model.stack_for(local, plan).fp8_fast_fprop && !split_only) layer_options.forward_dtype = "fp8_fast";
   }
   PlanPieceCosts c;
   c.layer = layer_cost(local, plan, model, layer_options);

@@ -248,6 +248,20 @@ TEST(GemmShapes, Fp8ShapesAreAllTransposedNonTransposedAndUnique) {
   }
 }
 
+TEST(GemmShapes, Fp8FastAccumulationTimesTheForwardGemmsInTn) {
+  // Transformer Engine runs only the forward GEMM with fast accumulation: the forward grid, 5 squares + 5 x 4 x 6 =
+  // 125 problems, all TN. In TN (m, n, k) keeps its values, so the same 3 attn_out fwd (h, h, h) squares repeat: 122.
+  const auto s = gemm_shapes(GemmDtype::fp8_e4m3_fast, false);
+  EXPECT_EQ(s.size(), 122u);
+  for (const auto& g : s) {
+    EXPECT_EQ(g.transa, 'T');
+    EXPECT_EQ(g.transb, 'N');
+    EXPECT_EQ(g.label.find("grad"), std::string::npos) << g.label;
+  }
+  EXPECT_TRUE(is_fp8(GemmDtype::fp8_e4m3_fast));
+  EXPECT_FALSE(is_fp8(GemmDtype::bf16));
+}
+
 TEST(GemmShapes, Bf16ListHasNoDuplicateProblem) {
   std::set<std::tuple<char, char, std::int64_t, std::int64_t, std::int64_t>> seen;
   for (const auto& g : gemm_shapes(GemmDtype::bf16, false)) {

@@ -12,6 +12,7 @@
 #include "scalescope/models/builder.hpp"
 #include "scalescope/models/memory.hpp"
 #include "scalescope/models/plan_costs.hpp"
+#include "scalescope/models/stack_profile.hpp"
 #include "scalescope/sim/collective.hpp"
 #include "scalescope/sim/simulator.hpp"
 
@@ -58,6 +59,55 @@ TEST(Fp8, GemmsRunAtTheFp8Peak) {
   const double f = 2.0 * 8192.0 * 8192.0 * 8192.0;
   EXPECT_NEAR(r.compute.gemm(8192, 8192, 8192, "fp8").time.value, f / (1978.9e12 * 0.63), 1e-9);
   EXPECT_NEAR(r.compute.gemm(8192, 8192, 8192, "bf16").time.value, f / (989.4e12 * 0.75), 1e-9);
+}
+
+TEST(Fp8, FastAccumulationFromTheProfilesPairsElseTheH200Median) {
+  // A profile with 4096^3 measured both ways, split 100 us and fast 80 us: s = 100 / 80 = 1.25, and the fast row
+  // prices fp8_fast exactly; the 8192^3 shape, with only a split row (700 us), is 700 / 1.25 = 560 us fast.
+  const GpuSpec g = load_cluster_by_name_or_path("dgx-h100-8").value().gpu_spec();
+  ComputeProfile p;
+  p.source = "fast.json";
+  p.gemms.push_back({"fp8_e4m3", 4096, 4096, 4096, microseconds(100)});
+  p.gemms.push_back({"fp8_e4m3_fast", 4096, 4096, 4096, microseconds(80)});
+  p.gemms.push_back({"fp8_e4m3", 8192, 8192, 8192, microseconds(700)});
+  const ComputeModel both = ComputeModel::with_profile(g, p).value();
+  EXPECT_DOUBLE_EQ(both.gemm(4096, 4096, 4096, "fp8_fast").time.value, 80e-6);
+  EXPECT_DOUBLE_EQ(both.gemm(4096, 4096, 4096, "fp8").time.value, 100e-6);
+  // With fast rows the fast shapes interpolate among themselves (the one row's rate, 2 x 8192^3 / (8 x 80 us)).
+  EXPECT_NEAR(both.gemm(8192, 8192, 8192, "fp8_fast").time.value, 8.0 * 80e-6, 1e-12);
+  p.gemms.erase(p.gemms.begin() + 1);  // split rows only: the built-in 1.054 (validation/session32)
+  const ComputeModel split = ComputeModel::with_profile(g, p).value();
+  EXPECT_DOUBLE_EQ(split.gemm(8192, 8192, 8192, "fp8_fast").time.value, 700e-6 / 1.054);
+  const auto in = split.inputs();
+  EXPECT_TRUE(std::any_of(in.begin(), in.end(), [](const SourcedValue& v) {
+    return v.name == "fp8_fast_accumulation_speedup" && v.value == 1.054;
+  }));
+}
+
+TEST(Fp8, FusedStackRunsTheForwardGemmsWithFastAccumulation) {
+  // Transformer Engine's delayed and current-scaling recipes: fprop fast, dgrad and wgrad split. On the datasheet
+  // the forward GEMMs are 1.054x faster, the backward the same; blockwise scaling and a stack without
+  // fp8_fast_fprop keep split accumulation everywhere.
+  const Rig r = h100_node();
+  const ModelSpec m = llama8b(2, 2048);
+  Json doc = builtin_stack_document("fused").value();
+  doc["properties"]["fp8_fast_fprop"] = false;
+  ComputeModel eager = r.compute;
+  eager.set_stack(std::make_shared<const StackProfile>(stack_from_json(doc, "fused-split.json").value()));
+  auto gemm_time = [&](const ComputeModel& c, const std::string& text, bool backward) {
+    const PlanPieceCosts k = plan_piece_costs(m, plan(text), c, CostOptions{});
+    return (backward ? k.layer.backward : k.layer.forward).by_kind[0].value;  // GEMM kernels only
+  };
+  // (by_kind[0] also holds delayed scaling's amax-update kernel, a launch without FLOPs: compare tensorwise.)
+  const std::string cs = "precision=fp8,fp8_recipe=tensorwise,gbs=4";
+  EXPECT_NEAR(gemm_time(eager, cs, false) / gemm_time(r.compute, cs, false), 1.054, 1e-9);
+  EXPECT_DOUBLE_EQ(gemm_time(r.compute, cs, true), gemm_time(eager, cs, true));
+  const std::string delayed = "precision=fp8,gbs=4";
+  EXPECT_NEAR(gemm_time(eager, delayed, false) - gemm_time(r.compute, delayed, false),
+              gemm_time(eager, cs, false) - gemm_time(r.compute, cs, false), 1e-15);
+  EXPECT_DOUBLE_EQ(gemm_time(r.compute, delayed, true), gemm_time(eager, delayed, true));
+  const std::string blockwise = "precision=fp8,fp8_recipe=blockwise,gbs=4";
+  EXPECT_DOUBLE_EQ(gemm_time(r.compute, blockwise, false), gemm_time(eager, blockwise, false));
 }
 
 TEST(Fp8, DelayedScalingCastBytesOfOneLayer) {

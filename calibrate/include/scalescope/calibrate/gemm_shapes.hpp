@@ -19,12 +19,16 @@
 
 namespace scalescope::calib {
 
-enum class GemmDtype { bf16, fp16, tf32, fp32, fp8_e4m3 };
+/// fp8_e4m3: cuBLASLt's default (split) accumulation, as Transformer Engine's dgrad and wgrad GEMMs;
+/// fp8_e4m3_fast: the same with CUBLASLT_MATMUL_DESC_FAST_ACCUM, as TE's forward GEMMs (delayed and current scaling).
+enum class GemmDtype { bf16, fp16, tf32, fp32, fp8_e4m3, fp8_e4m3_fast };
 
-/// "bf16", "fp16", "tf32", "fp32", "fp8_e4m3".
+/// "bf16", "fp16", "tf32", "fp32", "fp8_e4m3", "fp8_e4m3_fast".
 std::string_view gemm_dtype_name(GemmDtype d);
 std::optional<GemmDtype> gemm_dtype_from_name(std::string_view name);
-/// Measuring order (most used in training first): bf16, fp8_e4m3, fp16, tf32, fp32.
+/// Either FP8 dtype (e4m3 operands, TN layout only).
+constexpr bool is_fp8(GemmDtype d) { return d == GemmDtype::fp8_e4m3 || d == GemmDtype::fp8_e4m3_fast; }
+/// Measuring order (most used in training first): bf16, fp8_e4m3, fp8_e4m3_fast, fp16, tf32, fp32.
 std::vector<GemmDtype> all_gemm_dtypes();
 
 struct GemmShape {
@@ -50,10 +54,10 @@ std::vector<GemmShape> transformer_layer_gemms(std::int64_t hidden, std::int64_t
 /// The shape list for one dtype (before removing repeats):
 ///   bf16, fp8_e4m3: squares 1024..16384 + hidden {2048,4096,5120,8192,12288} x tokens
 ///                   {2048,4096,8192,16384} x 6 GEMMs x (fwd, dgrad, wgrad)       = 365 shapes
-///   fp16, tf32:     squares 1024..16384 + the same grid, forward only             = 125 shapes
+///   fp8_e4m3_fast, fp16, tf32: squares 1024..16384 + the same grid, forward only = 125 shapes
 ///   fp32:           squares 1024..8192 + hidden {2048,4096} x tokens {2048,8192}, forward = 28
 ///   quick (any):    squares 1024, 2048 + hidden 4096 x tokens 4096, forward       = 8 shapes
-/// fp8_e4m3 shapes are all TN (see the header comment). A problem (transa, transb, m, n, k) that
+/// FP8 shapes are all TN (see the header comment). A problem (transa, transb, m, n, k) that
 /// appears more than once is kept once, its labels joined with " | ".
 std::vector<GemmShape> gemm_shapes(GemmDtype dtype, bool quick);
 

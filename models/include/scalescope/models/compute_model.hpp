@@ -34,6 +34,12 @@
 //   dropout24: torch 2.11 SDPA, dropout 0.1, GPT-3's per-rank shapes, within 3% of each other): FlashAttention-2
 //   1.202 forward / 1.123 backward, cuDNN 2.042 / 1.201 (varlen takes flash's). The mask's cost does not depend on
 //   p (every score draws a number), so one factor serves every p > 0.
+// FP8 accumulation (dtype "fp8_fast": an fp8_e4m3 GEMM with cuBLASLt's fast accumulation, as Transformer Engine
+//   runs the forward GEMM of its delayed and current-scaling recipes; "fp8" rows are the default, split
+//   accumulation, which TE keeps for dgrad and wgrad): with the profile's fp8_e4m3_fast rows, interpolated as above;
+//   without, the fp8 time / s, s = t(split) / t(fast): the geometric mean over the profile's shapes measured both
+//   ways, else the median measured on one H200 (validation/session32/fp8_accum.json: torch._scaled_mm at 16 shapes
+//   of the NeMo rows, 1.026-1.116, median 1.054).
 // Memory-bound kernels (norms, activations, residual adds, RoPE, optimizer step):  t = bytes / B_mem,
 //   B_mem = measured elementwise bandwidth, else measured HBM copy bandwidth, else datasheet HBM x
 //   eta_elementwise (assumed).
@@ -268,6 +274,10 @@ class ComputeModel {
     int measured_pairs = 0;
   };
   std::array<DropoutFactor, 3> dropout_factor_{};
+  /// t(split) / t(fast accumulation) of fp8 GEMMs (header comment); `fast_pairs` 0: the built-in H200 median.
+  double fp8_fast_speedup_ = 1.054;
+  int fp8_fast_pairs_ = 0;
+  bool has_fp8_fast_rows_ = false;
   static std::array<DropoutFactor, 3> measured_dropout_factors(const std::vector<AttentionSample>& plain,
                                                                const std::vector<AttentionSample>& with_dropout,
                                                                std::array<DropoutFactor, 3> factors);

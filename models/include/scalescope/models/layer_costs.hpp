@@ -79,6 +79,9 @@ struct CostOptions {
   bool dropout = false;         ///< dropout kernels on the scores (only without flash attention)
   std::string dtype = "bf16";   ///< GEMM data type
   std::string attention_dtype;  ///< attention data type; empty: `dtype` (FP8 plans keep bf16 attention)
+  /// Data type of the layer's forward GEMMs (and their recompute); empty: `dtype`. "fp8_fast" where the stack runs
+  /// FP8 fprop GEMMs with fast accumulation (StackProfile::fp8_fast_fprop).
+  std::string forward_dtype;
   int vocab_multiple = 128;     ///< Megatron --make-vocab-size-divisible-by
 
   /// The data type of the attention kernels (and of a stack's `"dtype": "attention"` GEMM rows).

@@ -157,6 +157,11 @@ class StackProfile {
   /// without it cannot price plans with lora_rank or packed_doc_tokens, nor sliding-window models (their windowed
   /// layers also read `doc`).
   bool fine_tuning = false;
+  /// FP8 plans with delayed or tensorwise (current) scaling run the forward (fprop) GEMMs with fast accumulation
+  /// and the dgrad / wgrad GEMMs with split accumulation, as Transformer Engine's recipes do (use_split_accumulator
+  /// False for fprop) and torchao's float8 defaults; the profile's fp8_e4m3 rows are cuBLASLt's default, split
+  /// accumulation (ComputeModel::gemm, dtype "fp8_fast"). Blockwise and MXFP8 recipes keep split accumulation.
+  bool fp8_fast_fprop = false;
   double memory_bandwidth_factor = 1.0;
   std::string memory_bandwidth_factor_source;
   /// Per-kernel cost rule: true: max(t, launch overhead) (the host issues a kernel at most every launch
