@@ -80,6 +80,16 @@ std::vector<GemmShape> transformer_layer_gemms(std::int64_t hidden, std::int64_t
   return out;
 }
 
+bool backward_only_label(std::string_view label) {
+  while (true) {
+    const std::size_t bar = label.find(" | ");
+    const std::string_view part = label.substr(0, bar);
+    if (part.find("dgrad") == std::string_view::npos && part.find("wgrad") == std::string_view::npos) return false;
+    if (bar == std::string_view::npos) return true;
+    label.remove_prefix(bar + 3);
+  }
+}
+
 std::vector<GemmShape> gemm_shapes(GemmDtype dtype, bool quick) {
   std::vector<GemmShape> out;
   if (quick) {

@@ -258,6 +258,11 @@ TEST(GemmShapes, Fp8FastAccumulationTimesTheForwardGemmsInTn) {
     EXPECT_EQ(g.transb, 'N');
     EXPECT_EQ(g.label.find("grad"), std::string::npos) << g.label;
   }
+  EXPECT_TRUE(backward_only_label("llama mbs 1 seq 4096 qkv dgrad"));
+  EXPECT_TRUE(backward_only_label("a wgrad | b dgrad"));
+  EXPECT_FALSE(backward_only_label("a dgrad | b fwd"));  // also some layer's forward: timed
+  EXPECT_FALSE(backward_only_label("square 4096"));
+  EXPECT_FALSE(backward_only_label(""));
   EXPECT_TRUE(is_fp8(GemmDtype::fp8_e4m3_fast));
   EXPECT_FALSE(is_fp8(GemmDtype::bf16));
 }

@@ -61,4 +61,8 @@ std::vector<GemmShape> transformer_layer_gemms(std::int64_t hidden, std::int64_t
 /// appears more than once is kept once, its labels joined with " | ".
 std::vector<GemmShape> gemm_shapes(GemmDtype dtype, bool quick);
 
+/// True when every " | "-joined part of a shape's label names a dgrad or wgrad GEMM (the labels of gemm_shapes and
+/// model_shapes.hpp): fp8_e4m3_fast, which prices forward GEMMs only, does not time such a shape.
+bool backward_only_label(std::string_view label);
+
 }  // namespace scalescope::calib
