@@ -8,7 +8,10 @@ three 1 GiB bf16 tensors) in which G takes 100, 75, 50, 25 and 0% of the burst t
 class with CUDA events (events in a busy stream add no idle), while nvidia-smi samples clocks and power beside it.
 Before and after each mix, 50 ms bursts of each class with the GPU idle before them give the burst rates.
 
-  python3 validation/clocks/power_mix.py OUT.json [--seconds 6] [--gemm 8192x1600x6400]
+  python3 validation/clocks/power_mix.py OUT.json [--seconds 6] [--gemm 8192x1600x6400] [--dtype bf16|fp8]
+
+--dtype fp8 (session 32): the GEMM as Transformer Engine's FP8 forward runs it, torch._scaled_mm on float8_e4m3fn
+operands with per-tensor scales and fast accumulation, bf16 output.
 
 OUT.json: per mix, the median GEMM TFLOP/s and add GB/s over its second half relative to the bursts, the SM clock
 and power medians of the nvidia-smi samples inside it, and every sample."""
@@ -28,16 +31,23 @@ def main():
     p.add_argument("out")
     p.add_argument("--seconds", type=float, default=6.0, help="seconds per mix")
     p.add_argument("--gemm", default="8192x1600x6400", help="M x K x N of the GEMM (default: gpt-ln's fc at 8x1024)")
+    p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16", help="the GEMM's operands (fp8: e4m3, fast "
+                   "accumulation, as TE's forward)")
     a = p.parse_args()
     m, k, n = (int(v) for v in a.gemm.split("x"))
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    if a.dtype == "fp8":
+        x8 = x.to(torch.float8_e4m3fn)
+        w8 = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()  # column-major k x n, as _scaled_mm needs
+        one = torch.ones((), device="cuda")
     elems = 512 * 1024 * 1024  # 1 GiB of bf16 each
     u = torch.randn(elems, device="cuda", dtype=torch.bfloat16)
     v = torch.randn(elems, device="cuda", dtype=torch.bfloat16)
     z = torch.empty(elems, device="cuda", dtype=torch.bfloat16)
-    gemm = lambda: torch.matmul(x, w, out=y)  # noqa: E731
+    gemm = (lambda: torch._scaled_mm(x8, w8, one, one, out_dtype=torch.bfloat16, use_fast_accum=True)) \
+        if a.dtype == "fp8" else (lambda: torch.matmul(x, w, out=y))  # noqa: E731
     add = lambda: torch.add(u, v, out=z)  # noqa: E731
     flops, bytes_ = 2.0 * m * k * n, 3.0 * 2 * elems
 
@@ -70,7 +80,7 @@ def main():
 
     smi = Sampler(a.out + ".smi.csv")
     time.sleep(1)
-    doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "gemm": f"{m}x{k} @ {k}x{n} bf16",
+    doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "gemm": f"{m}x{k} @ {k}x{n} {a.dtype}",
            "add": f"{elems} bf16 elements, 3 tensors", "seconds_per_mix": a.seconds, "mixes": []}
     block = 0.01  # seconds of one class per block at burst rates
     for share in (1.0, 0.75, 0.5, 0.25, 0.0):
