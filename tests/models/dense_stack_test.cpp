@@ -61,9 +61,9 @@ TEST(Fp8, GemmsRunAtTheFp8Peak) {
   EXPECT_NEAR(r.compute.gemm(8192, 8192, 8192, "bf16").time.value, f / (989.4e12 * 0.75), 1e-9);
 }
 
-TEST(Fp8, FastAccumulationFromTheProfilesPairsElseTheH200Median) {
-  // A profile with 4096^3 measured both ways, split 100 us and fast 80 us: s = 100 / 80 = 1.25, and the fast row
-  // prices fp8_fast exactly; the 8192^3 shape, with only a split row (700 us), is 700 / 1.25 = 560 us fast.
+TEST(Fp8, FastAccumulationFromTheProfilesFastRowsElseTheH200Median) {
+  // A profile with 4096^3 measured both ways, split 100 us and fast 80 us: the fast row prices fp8_fast exactly and
+  // the split row fp8; 8192^3, with a split row only, takes the fast rows' rate.
   const GpuSpec g = load_cluster_by_name_or_path("dgx-h100-8").value().gpu_spec();
   ComputeProfile p;
   p.source = "fast.json";

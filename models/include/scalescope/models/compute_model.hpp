@@ -36,10 +36,10 @@
 //   p (every score draws a number), so one factor serves every p > 0.
 // FP8 accumulation (dtype "fp8_fast": an fp8_e4m3 GEMM with cuBLASLt's fast accumulation, as Transformer Engine
 //   runs the forward GEMM of its delayed and current-scaling recipes; "fp8" rows are the default, split
-//   accumulation, which TE keeps for dgrad and wgrad): with the profile's fp8_e4m3_fast rows, interpolated as above;
-//   without, the fp8 time / s, s = t(split) / t(fast): the geometric mean over the profile's shapes measured both
-//   ways, else the median measured on one H200 (validation/session32/fp8_accum.json: torch._scaled_mm at 16 shapes
-//   of the NeMo rows, 1.026-1.116, median 1.054).
+//   accumulation, which TE keeps for dgrad and wgrad): with the profile's fp8_e4m3_fast rows, interpolated among
+//   them as above; without, the fp8 time / s, s = t(split) / t(fast) = 1.054, the median measured on one H200
+//   (validation/session32/fp8_accum.json: torch._scaled_mm at 16 shapes of the NeMo rows, 1.026-1.116; the
+//   calibration grid's 122 forward shapes on the same lease: median 1.068).
 // Memory-bound kernels (norms, activations, residual adds, RoPE, optimizer step):  t = bytes / B_mem,
 //   B_mem = measured elementwise bandwidth, else measured HBM copy bandwidth, else datasheet HBM x
 //   eta_elementwise (assumed).
@@ -67,6 +67,9 @@
 #include "scalescope/sim/units.hpp"
 
 namespace scalescope::models {
+
+/// t(split accumulation) / t(fast accumulation) of an FP8 GEMM where the profile has no fast rows (header comment).
+inline constexpr double kFp8FastAccumulationSpeedup = 1.054;
 
 /// Where a number comes from, from most to least certain.
 enum class Provenance : std::uint8_t { measured, fitted, datasheet, assumed };
@@ -274,10 +277,7 @@ class ComputeModel {
     int measured_pairs = 0;
   };
   std::array<DropoutFactor, 3> dropout_factor_{};
-  /// t(split) / t(fast accumulation) of fp8 GEMMs (header comment); `fast_pairs` 0: the built-in H200 median.
-  double fp8_fast_speedup_ = 1.054;
-  int fp8_fast_pairs_ = 0;
-  bool has_fp8_fast_rows_ = false;
+  bool has_fp8_fast_rows_ = false;  ///< the profile measured fp8_e4m3_fast GEMMs
   static std::array<DropoutFactor, 3> measured_dropout_factors(const std::vector<AttentionSample>& plain,
                                                                const std::vector<AttentionSample>& with_dropout,
                                                                std::array<DropoutFactor, 3> factors);
