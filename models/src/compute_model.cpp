@@ -250,7 +250,7 @@ KernelCost ComputeModel::gemm(std::int64_t m, std::int64_t n, std::int64_t k, st
   if (auto measured = interpolate_gemm(m, n, k, dtype, flops, operands)) {
     c = KernelCost{measured->time * static_cast<double>(batch), measured->provenance};
   } else {
-    const double eff = dtype == "fp8" || dtype == "fp8_fast" ? assume_.fp8_gemm_efficiency : assume_.gemm_efficiency;
+    const double eff = dtype == "fp8" ? assume_.fp8_gemm_efficiency : assume_.gemm_efficiency;
     const double compute = flops / (peak(dtype).value * eff);
     const double memory = (operands / hbm_bw_).value;
     c = KernelCost{Seconds(std::max(compute, memory) * static_cast<double>(batch)), Provenance::assumed};

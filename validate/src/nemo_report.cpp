@@ -127,9 +127,9 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
        "Core's distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather, buckets of "
        "max(40M, 1M dp cp) elements (Megatron-FSDP rows as zero=3); flash attention, no recompute; FP8 with delayed "
        "scaling (NeMo 1.0 rows) or current scaling (Megatron-Bridge FP8-CS rows), the forward GEMMs with fast "
-       "accumulation and dgrad / wgrad with split accumulation as Transformer Engine runs them (the profile's FP8 rows "
-       "are split accumulation: the forward ones priced 1.054x faster, the median measured on one H200, "
-       "validation/session32), attention and LM head in bf16; fp32 "
+       "accumulation and dgrad / wgrad with split accumulation as Transformer Engine runs them (the forward ones "
+       "from the profile's fp8_e4m3_fast rows, else its split-accumulation rows / the fast-accumulation speed-up "
+       "measured on one H200, validation/session32; the `fp8_fast_accumulation_speedup` input), attention and LM head in bf16; fp32 "
        "gradient reduction for NeMo 1.0 (bf16 for Nemotron-340B), bf16 for Megatron-Bridge; Llama 3.1 405B with the "
        "embedding and the loss counted as pipeline layers (pp_layout).\n";
   s += "- MoE rows: the row's ep with the recipes' expert tensor parallelism 1 and dispatcher (flex, HybridEP's one "
