@@ -163,7 +163,12 @@ RankEmitter::TpOps RankEmitter::tp_ops(Piece piece, bool forward) const {
   switch (piece) {
     case Piece::layer:      // attention and MLP: a column-parallel input, a row-parallel output each
     case Piece::moe_layer: {  // attention and the shared experts; the routed experts work on the rank's tokens
-      const int n = piece == Piece::layer || c_.spec->moe.shared_width() > 0 ? 2 : 1;
+      // Hybrid layers (docs/hybrid.md) run one block: a Mamba-2 mixer, attention or an MLP has one pair, an MoE
+      // block only its shared experts'.
+      const int shared = c_.spec->moe.shared_width() > 0 ? 1 : 0;
+      const int n = c_.spec->is_hybrid() ? (piece == Piece::layer ? 1 : shared)
+                                         : (piece == Piece::layer ? 2 : 1 + shared);
+      if (n == 0) break;
       if (!p.sp) {
         (forward ? ops.all_reduce[out] : ops.all_reduce[res]) = n;
       } else if (forward) {

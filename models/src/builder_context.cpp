@@ -94,7 +94,9 @@ Expected<TaskGraph> build_task_graph(const ModelSpec& spec_in, const Plan& plan,
   const int vm = options.costs.vocab_multiple;
   const StageParams first_stage = params_per_tp_rank(spec, c.layout, 0, plan.tp, vm, plan.ep, plan.etp);
   const StageParams last_stage = params_per_tp_rank(spec, c.layout, plan.pp - 1, plan.tp, vm, plan.ep, plan.etp);
-  c.layer_params = static_cast<double>(spec.is_moe() ? first_stage.dense_layer : first_stage.largest_layer);
+  // MoE and hybrid models: a non-MoE layer (of a hybrid model, the mean of its Mamba-2, attention and MLP layers).
+  c.layer_params =
+      static_cast<double>(spec.is_moe() || spec.is_hybrid() ? first_stage.dense_layer : first_stage.largest_layer);
   // A layer's T parameter tensors are M weight matrices and V vectors: 2 norm weights, 2 norm biases with
   // layernorm and biases, and one bias per matrix with biases: T = M + 2 + 2 [layernorm and bias] + [bias] M.
   const double tensors = stack.grad_tensors_per_layer.eval(sym);

@@ -21,21 +21,35 @@ FlopsPerToken flops_per_token(const ModelSpec& spec, const FlopOptions& o) {
   const double wf = spec.windowed_layer_fraction();
   f.layer_attention = (1.0 - wf) * attention(s) + wf * attention(sliding_window_span(s, spec.sliding_window));
   f.lm_head = 2.0 * spec.hidden * static_cast<double>(spec.vocab);
-  const double matmuls = c.dense_layers() * f.layer_matmul + c.moe_layers * f.moe_layer_matmul;
+  double matmuls = c.dense_layers() * f.layer_matmul + c.moe_layers * f.moe_layer_matmul;
+  f.attention_layers = spec.is_hybrid() ? c.attention_layers : spec.layers;
+  double scans = 0.0;
+  if (spec.is_hybrid()) {
+    f.mamba_layer_matmul = 2.0 * static_cast<double>(c.mamba_layer.matmul_weights());
+    matmuls += c.mamba_layers * f.mamba_layer_matmul + 2.0 * c.attention_layers * c.attention_layer.matmul_weights() +
+               2.0 * c.mlp_layers * c.mlp_layer.matmul_weights();
+    if (c.mamba_layers > 0) {
+      const MambaSpec& mb = spec.mamba;
+      const double n = mb.heads, p = mb.head_dim, N = mb.state, q = mb.chunk, g = mb.groups;
+      f.mamba_layer_scan = n * (4.0 * N * p + q * p) + g * q * N;
+      scans = c.mamba_layers * f.mamba_layer_scan;
+    }
+  }
   f.layer_adapters = 2.0 * o.adapter_params;
   const double adapters = spec.layers * f.layer_adapters;
-  f.forward = matmuls + spec.layers * f.layer_attention + f.lm_head + adapters;
+  const double scores = f.attention_layers * f.layer_attention;
+  f.forward = matmuls + scores + scans + f.lm_head + adapters;
   // Frozen base weights: input gradients only (one matmul per weight matmul); attention and adapters in full.
-  f.backward = o.frozen_base ? matmuls + f.lm_head + 2.0 * (spec.layers * f.layer_attention + adapters) : 2.0 * f.forward;
+  f.backward = o.frozen_base ? matmuls + f.lm_head + 2.0 * (scores + scans + adapters) : 2.0 * f.forward;
   switch (o.recompute) {
     case Recompute::none:
       f.recompute = 0;
       break;
     case Recompute::selective:
-      f.recompute = spec.layers * f.layer_attention;
+      f.recompute = scores;
       break;
     case Recompute::full:
-      f.recompute = matmuls + spec.layers * f.layer_attention + adapters;
+      f.recompute = matmuls + scores + scans + adapters;
       break;
   }
   return f;

@@ -35,28 +35,38 @@ bool fp8_measured_in_stack(const StackProfile& stack) {
   return slot >= 0 && static_cast<std::size_t>(slot) < tr.size() && tr[static_cast<std::size_t>(slot)] > 0.5;
 }
 
-LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches, bool moe_layer) {
+LayerCost fp8_layer_cost_of(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches, LayerKind kind,
+                            bool moe_layer) {
   LayerCost c;
   if (!p.fp8() || fp8_measured_in_stack(m.stack_for(s, p))) return c;
   const double t = static_cast<double>(p.mbs) * s.seq_len, h = s.hidden, tp = p.tp;
   const double q = static_cast<double>(s.q_dim()) / tp, k = static_cast<double>(s.kv_dim()) / tp;
   const bool swiglu = s.ffn == FfnKind::swiglu;
   const double plain = cast_bytes(p, false), norm = cast_bytes(p, true);
-  const LayerParams lp = moe_layer && s.is_moe() ? count_params(s).moe_layer : count_params(s).layer;
+  const bool moe = kind == LayerKind::moe || (kind == LayerKind::transformer && moe_layer && s.is_moe());
+  const bool attention = kind == LayerKind::transformer || kind == LayerKind::attention;
+  const bool mlp = kind == LayerKind::transformer || kind == LayerKind::mlp || kind == LayerKind::moe;
   // The MLP GEMMs of the layer: the dense MLP, or the shared experts (t tokens) and the routed experts (x token
   // copies of the rank's experts, moe_costs: Tr top_k etp imbalance) of an MoE layer.
   struct Gemms { double tokens, f; bool norm_input; };
   std::vector<Gemms> mlps;
-  if (lp.experts == 0) {
+  if (mlp && !moe) {
     mlps.push_back({t, s.ffn_hidden / tp, true});
-  } else {
+  } else if (mlp) {
     if (s.moe.shared_width() > 0) mlps.push_back({t, s.moe.shared_width() / tp, true});
     const double x = t / (p.sp ? tp : 1.0) * s.moe.top_k * p.etp * moe_imbalance(s, p);
     mlps.push_back({x, static_cast<double>(s.moe.ffn_hidden) / p.etp, false});
   }
-  // Forward: qkv input, out-proj input, then each MLP's fc1 and fc2 inputs.
-  memory_kernel(c.forward, m, Bytes(norm * t * h));
-  memory_kernel(c.forward, m, Bytes(plain * t * q));
+  const MambaSpec& mb = s.mamba;
+  const double di = static_cast<double>(mb.inner()) / tp, dz = static_cast<double>(mb.in_proj_width()) / tp;
+  // Forward: qkv (in_proj) input, out-proj (out_proj) input, then each MLP's fc1 and fc2 inputs.
+  if (attention) {
+    memory_kernel(c.forward, m, Bytes(norm * t * h));
+    memory_kernel(c.forward, m, Bytes(plain * t * q));
+  } else if (kind == LayerKind::mamba) {
+    memory_kernel(c.forward, m, Bytes(norm * t * h));
+    memory_kernel(c.forward, m, Bytes(plain * t * di));
+  }
   for (const Gemms& g : mlps) {
     memory_kernel(c.forward, m, Bytes((g.norm_input ? norm : plain) * g.tokens * h));
     memory_kernel(c.forward, m, Bytes(plain * g.tokens * g.f));
@@ -66,14 +76,19 @@ LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& 
     memory_kernel(c.backward, m, Bytes(plain * g.tokens * h));
     memory_kernel(c.backward, m, Bytes(plain * g.tokens * (swiglu ? 2.0 : 1.0) * g.f));
   }
-  memory_kernel(c.backward, m, Bytes(plain * t * h));
-  memory_kernel(c.backward, m, Bytes(plain * t * (q + 2.0 * k)));
+  if (attention) {
+    memory_kernel(c.backward, m, Bytes(plain * t * h));
+    memory_kernel(c.backward, m, Bytes(plain * t * (q + 2.0 * k)));
+  } else if (kind == LayerKind::mamba) {
+    memory_kernel(c.backward, m, Bytes(plain * t * h));
+    memory_kernel(c.backward, m, Bytes(plain * t * dz));
+  }
   if (p.fp8_recipe == Fp8Recipe::delayed) {  // amax history and scale update: one small kernel each way
     c.forward.add_kernel(m, m.launch_overhead());
     c.backward.add_kernel(m, m.launch_overhead());
   }
   if (!p.fp8_params && microbatches > 0) {
-    const double linear = fp8_linear_params_per_rank(s, p, moe_layer);
+    const double linear = fp8_linear_params_of(s, p, kind, moe_layer);
     const double amax = p.fp8_recipe == Fp8Recipe::tensorwise ? 2.0 : 0.0;
     memory_kernel(c.forward, m, Bytes(linear * (4.0 + amax) / microbatches));
   }
@@ -81,28 +96,57 @@ LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& 
   return c;
 }
 
-double fp8_linear_params_per_rank(const ModelSpec& s, const Plan& p, bool moe_layer) {
-  if (!(moe_layer && s.is_moe())) return static_cast<double>(count_params(s).layer.matmul_weights()) / p.tp;
-  const LayerParams l = count_params(s).moe_layer;
+LayerCost fp8_layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, int microbatches, bool moe_layer) {
+  if (!s.is_hybrid()) return fp8_layer_cost_of(s, p, m, microbatches, LayerKind::transformer, moe_layer);
+  if (moe_layer) return fp8_layer_cost_of(s, p, m, microbatches, LayerKind::moe);
+  return hybrid_dense_layer_mix(s, [&](LayerKind k) { return fp8_layer_cost_of(s, p, m, microbatches, k); });
+}
+
+double fp8_linear_params_of(const ModelSpec& s, const Plan& p, LayerKind kind, bool moe_layer) {
+  const ParamCounts c = count_params(s);
+  const bool moe = kind == LayerKind::moe || (kind == LayerKind::transformer && moe_layer && s.is_moe());
+  const LayerParams& l = moe ? c.moe_layer : c.of(kind);
+  if (!moe) return static_cast<double>(l.matmul_weights()) / p.tp;
   // Attention and shared experts split over tp; the rank's E / ep routed experts over etp (the router stays bf16).
   return static_cast<double>(l.matmul_weights()) / p.tp +
          static_cast<double>(l.expert_weight) * (s.moe.experts / p.ep) / p.etp;
+}
+
+double fp8_linear_params_per_rank(const ModelSpec& s, const Plan& p, bool moe_layer) {
+  if (!s.is_hybrid()) return fp8_linear_params_of(s, p, LayerKind::transformer, moe_layer);
+  if (moe_layer) return fp8_linear_params_of(s, p, LayerKind::moe);
+  double sum = 0.0;
+  int n = 0;
+  for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) {
+    const int layers = s.layers_of_kind(k);
+    sum += layers * fp8_linear_params_of(s, p, k);
+    n += layers;
+  }
+  return n > 0 ? sum / n : 0.0;
 }
 
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& p) {
   return Bytes(p.fp8() && !p.fp8_params ? 2.0 * linear_params : 0.0);
 }
 
-Bytes fp8_activation_saving(const ModelSpec& s, const Plan& p, bool moe_layer) {
+Bytes fp8_activation_saving(const ModelSpec& s, const Plan& p, bool moe_layer, LayerKind kind) {
   if (!p.fp8() || p.recompute == Recompute::full) return Bytes(0);
   const double sb = static_cast<double>(s.seq_len) * p.mbs, tp = p.tp;
   const double outer = 2.0 * sb * s.hidden / (p.sp ? tp : 1.0);
+  const double x = sb / (p.sp ? tp : 1.0) * s.moe.top_k * p.etp * moe_imbalance(s, p);
+  const double routed = x * (s.hidden + static_cast<double>(s.moe.ffn_hidden) / p.etp);
+  switch (kind) {
+    case LayerKind::mamba:  // in_proj's input (the norm output) and out_proj's (the gated norm output)
+      return Bytes(outer / 2.0 + sb * static_cast<double>(s.mamba.inner()) / tp);
+    case LayerKind::attention: return Bytes(outer / 2.0 + sb * static_cast<double>(s.q_dim()) / tp);
+    case LayerKind::mlp: return Bytes(outer / 2.0 + sb * s.ffn_hidden / tp);
+    case LayerKind::moe: return Bytes(sb * s.moe.shared_width() / tp + routed);
+    case LayerKind::transformer: break;
+  }
   if (moe_layer && s.is_moe()) {
     // Attention's out-proj input; the shared experts' fc2 input; the routed experts' permuted inputs and fc2
     // inputs, each kept at 1 byte instead of 2.
-    const double x = sb / (p.sp ? tp : 1.0) * s.moe.top_k * p.etp * moe_imbalance(s, p);
-    return Bytes(outer / 2.0 + (sb * static_cast<double>(s.q_dim()) + sb * s.moe.shared_width()) / tp +
-                 x * (s.hidden + static_cast<double>(s.moe.ffn_hidden) / p.etp));
+    return Bytes(outer / 2.0 + (sb * static_cast<double>(s.q_dim()) + sb * s.moe.shared_width()) / tp + routed);
   }
   const double inner = (sb * static_cast<double>(s.q_dim()) + sb * s.ffn_hidden) / tp;
   return Bytes(outer + inner);

@@ -270,6 +270,78 @@ ModelSpec gpt_neox(const JsonCursor& c) {
   return s;
 }
 
+/// A NemotronH layer type (transformers' layers_block_type, with the legacy names of configs on the Hub) as its
+/// hybrid_override_pattern character.
+char nemotron_h_layer_char(const JsonCursor& t) {
+  const std::string v = t.as_enum({"linear_attention", "mamba", "moe", "full_attention", "attention", "mlp"});
+  if (v == "linear_attention" || v == "mamba") return 'M';
+  if (v == "moe") return 'E';
+  if (v == "mlp") return '-';
+  return '*';
+}
+
+/// NemotronH (Nemotron-H, Nemotron 3 Nano): Mamba-2, attention (no positional encoding), squared-ReLU MLP and MoE
+/// layers of one block each (docs/hybrid.md).
+ModelSpec nemotron_h(const JsonCursor& c) {
+  ModelSpec s;
+  s.hidden = req_int(c, "hidden_size");
+  s.heads = req_int(c, "num_attention_heads");
+  s.kv_heads = opt_int(c, "num_key_value_heads", s.heads);
+  s.head_dim = opt_int(c, "head_dim", opt_int(c, "attention_head_dim", 0));
+  s.vocab = c.at("vocab_size").as_positive_int();
+  s.seq_len = opt_int(c, "max_position_embeddings", 4096);
+  s.tied_embeddings = opt_bool(c, "tie_word_embeddings", false);
+  s.norm = NormKind::rmsnorm;
+  s.positional = Positional::none;  // NemotronHAttention applies no rotary embedding
+  const std::string act = present(c, "mlp_hidden_act") ? c.get_string("mlp_hidden_act") : "relu2";
+  if (act != "relu2") c.at("mlp_hidden_act").fail("expected relu2 (squared ReLU, an ungated MLP), got '" + act + "'");
+  s.ffn = FfnKind::gelu;  // two matrices, as squared ReLU has
+  const bool bias = opt_bool(c, "use_bias", false) || opt_bool(c, "attention_bias", false) || opt_bool(c, "mlp_bias", false);
+  if (bias) c.at("use_bias").fail("linear biases in a NemotronH model are not modelled (expected use_bias, attention_bias "
+                                  "and mlp_bias false)");
+  if (opt_bool(c, "mamba_proj_bias", false))
+    c.at("mamba_proj_bias").fail("biases on the Mamba projections are not modelled (expected false)");
+  if (auto latent = present(c, "moe_latent_size"))
+    latent->fail("LatentMoE (moe_latent_size: experts working in a narrower latent space) is not modelled; expected null");
+  if (auto types = present(c, "layers_block_type") ? present(c, "layers_block_type") : present(c, "layer_types")) {
+    for (const JsonCursor& t : types->items()) s.hybrid_pattern += nemotron_h_layer_char(t);
+  } else {
+    s.hybrid_pattern = c.get_string("hybrid_override_pattern");
+  }
+  s.layers = static_cast<int>(s.hybrid_pattern.size());
+  if (s.layers == 0) c.at("hybrid_override_pattern").fail("expected a non-empty layer pattern");
+  if (auto n = present(c, "num_hidden_layers"); n && n->as_positive_int() != s.layers)
+    n->fail("expected " + std::to_string(s.layers) + " (the layer pattern's length), got " +
+            std::to_string(n->as_positive_int()));
+  const bool has_mlp = s.hybrid_pattern.find('-') != std::string::npos;
+  const bool has_moe = s.hybrid_pattern.find('E') != std::string::npos;
+  s.ffn_hidden = has_mlp ? req_int(c, "intermediate_size") : opt_int(c, "intermediate_size", s.hidden);
+  if (s.hybrid_pattern.find('M') != std::string::npos) {
+    MambaSpec& mb = s.mamba;
+    mb.heads = req_int(c, "mamba_num_heads");
+    mb.head_dim = req_int(c, "mamba_head_dim");
+    mb.state = req_int(c, "ssm_state_size");
+    mb.groups = opt_int(c, "n_groups", opt_int(c, "mamba_n_groups", 8));
+    mb.conv_kernel = opt_int(c, "conv_kernel", opt_int(c, "mamba_d_conv", 4));
+    mb.chunk = opt_int(c, "chunk_size", opt_int(c, "mamba_chunk_size", 128));
+  }
+  if (has_moe) {
+    MoeSpec& e = s.moe;
+    e.experts = req_int(c, "n_routed_experts");
+    e.top_k = req_int(c, "num_experts_per_tok");
+    e.ffn_hidden = req_int(c, "moe_intermediate_size");
+    e.shared_experts = present(c, "n_shared_experts") ? static_cast<int>(c.at("n_shared_experts").as_int_in(0, 1024)) : 1;
+    if (e.shared_experts > 0) e.shared_ffn_hidden = req_int(c, "moe_shared_expert_intermediate_size");
+    e.router_bias = true;  // NemotronHTopkRouter: sigmoid scores with e_score_correction_bias
+    const int groups = opt_int(c, "n_group", 1), group_topk = opt_int(c, "topk_group", groups);
+    if (groups > 1 && group_topk < groups) {
+      e.router_groups = groups;
+      e.router_group_topk = group_topk;
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& file) {
@@ -307,6 +379,8 @@ Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& f
       s = gpt_neox(c);
     } else if (type == "phi3") {
       s = phi3(c);
+    } else if (type == "nemotron_h") {
+      s = nemotron_h(c);
     } else if (type == "olmo2") {
       s = llama_like(c, type, 4096);
       s.qk_norm = true;  // Olmo2Attention: q_norm over heads x head_dim, k_norm over kv_heads x head_dim

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "scalescope/models/counts.hpp"
 #include "scalescope/models/stack_profile.hpp"
@@ -193,9 +195,10 @@ const std::vector<StackRow>& rows(const StackProfile& st, StackPhase p) {
 namespace {
 
 LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer,
-                    bool windowed) {
+                    bool windowed, LayerKind kind = LayerKind::transformer) {
   const StackProfile& st = m.stack_for(s, p);
-  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed);
+  const std::vector<double> v =
+      st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed, kind);
   CostOptions fwd = o;  // the forward's GEMMs (and a recompute of them) may accumulate differently
   if (!o.forward_dtype.empty()) {
     fwd.attention_dtype = o.attention_type();
@@ -218,29 +221,47 @@ LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, co
   return c;
 }
 
+LayerCost mix(const std::vector<std::pair<double, LayerCost>>& parts) {
+  LayerCost c;
+  for (const auto& [w, l] : parts) {
+    c.forward += l.forward * w;
+    c.backward += l.backward * w;
+    c.recompute += l.recompute * w;
+    c.forward_before_sync += l.forward_before_sync * w;
+    c.forward_after_sync += l.forward_after_sync * w;
+  }
+  return c;
+}
+
 }  // namespace
+
+LayerCost hybrid_dense_layer_mix(const ModelSpec& s, const std::function<LayerCost(LayerKind)>& cost_of) {
+  std::vector<std::pair<double, LayerCost>> parts;
+  int others = 0;
+  for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) others += s.layers_of_kind(k);
+  for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) {
+    const int n = s.layers_of_kind(k);
+    if (n > 0) parts.emplace_back(static_cast<double>(n) / others, cost_of(k));
+  }
+  if (parts.size() == 1) return parts.front().second;
+  return mix(parts);
+}
 
 LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer) {
   assert(p.tp > 0 && p.mbs > 0 && "layer_cost: tp and mbs must be positive");
+  if (s.is_hybrid()) {
+    // One block per layer: an MoE layer is its 'E' block; the other layers are priced as the model's mean of its
+    // Mamba, attention and MLP layers (exact in each stage's sum when its layers hold the model's mix; docs/hybrid.md).
+    if (moe_layer) return one_layer(s, p, m, o, true, false, LayerKind::moe);
+    return hybrid_dense_layer_mix(s, [&](LayerKind k) { return one_layer(s, p, m, o, false, false, k); });
+  }
   const double f = s.windowed_layer_fraction();
   if (f <= 0.0) return one_layer(s, p, m, o, moe_layer, false);
   // Sliding-window models: the average layer, (1 - f) global and f windowed (the builder prices every layer alike;
   // exact in each stage's sum when its layers hold the model's mix).
   const LayerCost w = one_layer(s, p, m, o, moe_layer, true);
   if (f >= 1.0) return w;
-  const LayerCost g = one_layer(s, p, m, o, moe_layer, false);
-  LayerCost c;
-  c.forward = g.forward * (1.0 - f);
-  c.forward += w.forward * f;
-  c.backward = g.backward * (1.0 - f);
-  c.backward += w.backward * f;
-  c.recompute = g.recompute * (1.0 - f);
-  c.recompute += w.recompute * f;
-  c.forward_before_sync = g.forward_before_sync * (1.0 - f);
-  c.forward_before_sync += w.forward_before_sync * f;
-  c.forward_after_sync = g.forward_after_sync * (1.0 - f);
-  c.forward_after_sync += w.forward_after_sync * f;
-  return c;
+  return mix({{1.0 - f, one_layer(s, p, m, o, moe_layer, false)}, {f, w}});
 }
 
 EdgeCost edge_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o) {

@@ -117,9 +117,24 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   // MoE layers keep other tensors (routed token copies, expert activations): their rules evaluated for an MoE
   // layer, weighted by the stage's MoE layers.
   const int moe_layers = layout.moe_layers_on_stage(spec, stage);
-  const std::vector<double> v_moe =
-      moe_layers > 0 ? st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, true), sv)
-                     : std::vector<double>{};
+  const LayerKind moe_kind = spec.is_hybrid() ? LayerKind::moe : LayerKind::transformer;
+  const auto bind_kind = [&](bool moe, LayerKind kind) {
+    return st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe, false, kind), sv);
+  };
+  const std::vector<double> v_moe = moe_layers > 0 ? bind_kind(true, moe_kind) : std::vector<double>{};
+  // Hybrid models: the stage's Mamba-2, attention and MLP layers, each with its own rules (docs/hybrid.md).
+  struct KindLayers {
+    LayerKind kind;
+    int layers;
+    std::vector<double> values;
+  };
+  std::vector<KindLayers> kinds;
+  if (spec.is_hybrid()) {
+    for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) {
+      const int n = layout.kind_layers_on_stage(spec, k, stage);
+      if (n > 0) kinds.push_back({k, n, bind_kind(false, k)});
+    }
+  }
   const std::vector<double>& tr = st.trace_memory_values();
   auto at_trace = [&](const Expr& e) { return tr.empty() ? 0.0 : bytes_of(e, tr).value; };
 
@@ -138,16 +153,24 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   const double dense_layers = sv.layers - moe_layers;
   // Transformer Engine's FP8 memory (fp8_costs.hpp), unless the stack's anchors measured its own FP8 program.
   const bool te_fp8 = !fp8_measured_in_stack(st);
-  b.activations = per_layer(v) * (dense_layers * b.inflight);
-  if (te_fp8) b.activations -= fp8_activation_saving(m, p) * (dense_layers * b.inflight);  // FP8 linear inputs
+  if (kinds.empty()) {
+    b.activations = per_layer(v) * (dense_layers * b.inflight);
+    if (te_fp8) b.activations -= fp8_activation_saving(m, p) * (dense_layers * b.inflight);  // FP8 linear inputs
+  }
+  for (const KindLayers& k : kinds) {
+    b.activations += per_layer(k.values) * (k.layers * b.inflight);
+    if (te_fp8) b.activations -= fp8_activation_saving(m, p, false, k.kind) * (k.layers * b.inflight);
+  }
   if (moe_layers > 0) {
     b.activations += per_layer(v_moe) * (moe_layers * b.inflight);
-    if (te_fp8) b.activations -= fp8_activation_saving(m, p, true) * (moe_layers * b.inflight);
+    if (te_fp8) b.activations -= fp8_activation_saving(m, p, true, moe_kind) * (moe_layers * b.inflight);
   }
   v[st.symbols().size() + 6] = b.activations.value;  // `activations` (stack_memory_extra_symbols()[6])
 
   b.embedding_logits = bytes_of(rules.embedding_logits, v);
-  b.recompute_workspace = bytes_of(rules.recompute_workspace, v);
+  b.recompute_workspace = kinds.empty() ? bytes_of(rules.recompute_workspace, v) : Bytes(0);
+  for (const KindLayers& k : kinds)
+    b.recompute_workspace = std::max(b.recompute_workspace, bytes_of(rules.recompute_workspace, k.values));
   if (moe_layers > 0) b.recompute_workspace = std::max(b.recompute_workspace, bytes_of(rules.recompute_workspace, v_moe));
   b.zero3_gather = bytes_of(rules.zero3_gather, v);
   b.framework_copies = bytes_of(rules.framework_copies, v);
@@ -178,10 +201,12 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   // Context parallelism and FP8 (cp_costs.hpp, fp8_costs.hpp): the p2p ring's K/V receive buffers; the FP8
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);
-  if (te_fp8)
-    b.weights += fp8_weight_copy_bytes(dense_layers * fp8_linear_params_per_rank(spec, p, false) +
-                                           moe_layers * fp8_linear_params_per_rank(spec, p, true),
-                                       p);
+  if (te_fp8) {
+    double linear = moe_layers * fp8_linear_params_per_rank(spec, p, true);
+    if (kinds.empty()) linear = dense_layers * fp8_linear_params_per_rank(spec, p, false) + linear;
+    for (const KindLayers& k : kinds) linear += k.layers * fp8_linear_params_of(spec, p, k.kind);
+    b.weights += fp8_weight_copy_bytes(linear, p);
+  }
   if (rules.measured_optimizer_peak && states_tr > 0.0) {
     // The optimizer step holds every gradient, whatever the grads rule says of the forward (where a step of one
     // micro-batch has none yet): the peak scales with the states and the gradients held, at the plan and at the

@@ -24,6 +24,17 @@ std::string_view to_string(Positional p) {
   return "rope";
 }
 
+char pattern_char(LayerKind k) {
+  switch (k) {
+    case LayerKind::transformer: return 'T';
+    case LayerKind::mamba: return 'M';
+    case LayerKind::attention: return '*';
+    case LayerKind::mlp: return '-';
+    case LayerKind::moe: return 'E';
+  }
+  return 'T';
+}
+
 namespace {
 
 [[noreturn]] void fail(const std::string& file, const std::string& key,
@@ -90,6 +101,60 @@ void check_moe_and_mla(const ModelSpec& s, const std::string& file) {
   }
 }
 
+/// Hybrid models: a pattern of one known character per layer, the Mamba keys with its 'M' layers, experts exactly
+/// with its 'E' layers (the transformer MoE placement keys do not apply), no sliding window.
+void check_hybrid(const ModelSpec& s, const std::string& file) {
+  const MambaSpec& mb = s.mamba;
+  const bool mamba_keys = mb.heads > 0 || mb.head_dim > 0 || mb.state > 0;
+  if (!s.is_hybrid()) {
+    if (mamba_keys) fail(file, "hybrid_pattern", "Mamba keys (mamba_heads, mamba_head_dim, mamba_state) need a hybrid_pattern");
+    return;
+  }
+  if (static_cast<std::int64_t>(s.hybrid_pattern.size()) != s.layers)
+    fail(file, "hybrid_pattern", "expected one character per layer (layers=" + std::to_string(s.layers) + "), got " +
+                                     std::to_string(s.hybrid_pattern.size()));
+  for (std::size_t i = 0; i < s.hybrid_pattern.size(); ++i) {
+    const char ch = s.hybrid_pattern[i];
+    if (ch != 'M' && ch != '*' && ch != '-' && ch != 'E')
+      fail(file, "hybrid_pattern", std::string("expected only M (Mamba-2), * (attention), - (MLP) and E (MoE); got '") +
+                                       ch + "' at layer " + std::to_string(i));
+  }
+  const bool has_m = s.hybrid_pattern.find('M') != std::string::npos;
+  const bool has_e = s.hybrid_pattern.find('E') != std::string::npos;
+  if (has_m != mamba_keys || (has_m && (mb.heads <= 0 || mb.head_dim <= 0 || mb.state <= 0)))
+    fail(file, has_m ? "mamba_heads" : "hybrid_pattern",
+         has_m ? "'M' layers need mamba_heads, mamba_head_dim and mamba_state"
+               : "Mamba keys are given but hybrid_pattern has no 'M' layer");
+  if (has_m) {
+    const auto in = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      if (v < lo || v > hi)
+        fail(file, key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                            std::to_string(v));
+    };
+    in("mamba_heads", mb.heads, 1, kMaxModelHeads);
+    in("mamba_head_dim", mb.head_dim, 1, 65536);
+    in("mamba_state", mb.state, 1, 65536);
+    in("mamba_groups", mb.groups, 1, mb.heads);
+    if (mb.heads % mb.groups != 0)
+      fail(file, "mamba_groups", "expected a divisor of mamba_heads=" + std::to_string(mb.heads) + ", got " +
+                                     std::to_string(mb.groups));
+    in("mamba_conv_kernel", mb.conv_kernel, 1, 1024);
+    in("mamba_chunk", mb.chunk, 1, 65536);
+    if (mb.inner() > kMaxModelWidth * 4)
+      fail(file, "mamba_heads", "mamba_heads x mamba_head_dim = " + std::to_string(mb.inner()) + " is above " +
+                                    std::to_string(kMaxModelWidth * 4));
+  }
+  if (has_e != s.moe.enabled())
+    fail(file, has_e ? "experts" : "hybrid_pattern",
+         has_e ? "'E' layers need experts, top_k and moe_ffn_hidden" : "experts are given but hybrid_pattern has no 'E' layer");
+  const MoeSpec& e = s.moe;
+  if (e.first_dense_layers > 0 || e.layer_freq != 1 || e.layer_offset != 0)
+    fail(file, "first_dense_layers", "a hybrid model places its MoE layers by hybrid_pattern ('E'): first_dense_layers, "
+                                     "moe_layer_freq and moe_layer_offset do not apply");
+  if (s.sliding_window > 0)
+    fail(file, "sliding_window", "sliding-window attention in a hybrid model is not modelled");
+}
+
 void check_or_throw(const ModelSpec& s, const std::string& file) {
   // Plausible ranges (docs/plausible-ranges.md): far above any published model, low enough that the
   // exact counts stay inside 64-bit integers and the results inside what a double holds exactly.
@@ -114,6 +179,7 @@ void check_or_throw(const ModelSpec& s, const std::string& file) {
          "expected a divisor of heads=" + std::to_string(s.heads) + ", got " +
              std::to_string(s.kv_heads));
   }
+  check_hybrid(s, file);
   check_moe_and_mla(s, file);
   if (s.sliding_window < 0 || s.sliding_window > kMaxModelSeqLen)
     fail(file, "sliding_window", "expected 0 (none) or a window of 1.." + std::to_string(kMaxModelSeqLen) +
@@ -152,7 +218,9 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
                    "top_k", "moe_ffn_hidden", "shared_experts", "shared_ffn_hidden", "shared_expert_gate",
                    "first_dense_layers", "moe_layer_freq", "moe_layer_offset", "capacity_factor", "router_dtype",
                    "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-                   "sliding_window", "global_attention_every", "attention_dropout", "hidden_dropout"});
+                   "sliding_window", "global_attention_every", "attention_dropout", "hidden_dropout",
+                   "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups",
+                   "mamba_conv_kernel", "mamba_chunk"});
     ModelSpec s;
     s.name = c.get_string("name");
     if (s.name.empty()) c.at("name").fail("expected a non-empty string");
@@ -212,6 +280,15 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
                                  {"hidden_dropout", &s.hidden_dropout}}) {
       if (auto d = c.find(key)) *p = d->as_number_in(0.0, 1.0);  // 1 is refused by the check below
     }
+    s.hybrid_pattern = c.get_string("hybrid_pattern", "");
+    if (c.has("hybrid_pattern") && s.hybrid_pattern.empty()) c.at("hybrid_pattern").fail("expected a non-empty string of M * - E");
+    MambaSpec& mb = s.mamba;
+    mb.heads = opt("mamba_heads", 1, 0);
+    mb.head_dim = opt("mamba_head_dim", 1, 0);
+    mb.state = opt("mamba_state", 1, 0);
+    mb.groups = opt("mamba_groups", 1, 1);
+    mb.conv_kernel = opt("mamba_conv_kernel", 1, 4);
+    mb.chunk = opt("mamba_chunk", 1, 128);
     s.source = c.get_string("source", "");
     check_or_throw(s, file);
     return s;
@@ -270,6 +347,15 @@ Json to_json(const ModelSpec& s) {
     j["sliding_window"] = s.sliding_window;
     if (s.global_attention_every > 0) j["global_attention_every"] = s.global_attention_every;
   }
+  if (s.is_hybrid()) j["hybrid_pattern"] = s.hybrid_pattern;
+  if (const MambaSpec& mb = s.mamba; mb.enabled()) {
+    j["mamba_heads"] = mb.heads;
+    j["mamba_head_dim"] = mb.head_dim;
+    j["mamba_state"] = mb.state;
+    j["mamba_groups"] = mb.groups;
+    j["mamba_conv_kernel"] = mb.conv_kernel;
+    j["mamba_chunk"] = mb.chunk;
+  }
   if (s.attention_dropout > 0.0) j["attention_dropout"] = s.attention_dropout;
   if (s.hidden_dropout > 0.0) j["hidden_dropout"] = s.hidden_dropout;
   if (!s.source.empty()) j["source"] = s.source;
@@ -281,6 +367,23 @@ double ModelSpec::windowed_layer_fraction() const {
   int n = 0;
   for (int i = 0; i < layers; ++i) n += is_windowed_layer(i) ? 1 : 0;
   return static_cast<double>(n) / layers;
+}
+
+LayerKind ModelSpec::layer_kind(int i) const {
+  if (!is_hybrid() || i < 0 || i >= static_cast<int>(hybrid_pattern.size())) return LayerKind::transformer;
+  switch (hybrid_pattern[static_cast<std::size_t>(i)]) {
+    case 'M': return LayerKind::mamba;
+    case '*': return LayerKind::attention;
+    case '-': return LayerKind::mlp;
+    case 'E': return LayerKind::moe;
+    default: return LayerKind::transformer;
+  }
+}
+
+int ModelSpec::layers_of_kind(LayerKind k, int first, int count) const {
+  int n = 0;
+  for (int i = first; i < first + count; ++i) n += layer_kind(i) == k ? 1 : 0;
+  return n;
 }
 
 int ModelSpec::moe_layers_in(int first, int count) const {

@@ -61,12 +61,44 @@ LayerParams layer_params(const ModelSpec& s, bool moe) {
   return p;
 }
 
+/// One layer of a hybrid model's single-block kinds: its block (from the transformer layer's parts) and one norm.
+LayerParams hybrid_layer_params(const ModelSpec& s, LayerKind k) {
+  if (k == LayerKind::transformer) return layer_params(s, false);
+  LayerParams p = layer_params(s, k == LayerKind::moe);
+  const i64 norm = norm_params(s);
+  switch (k) {
+    case LayerKind::mamba: {
+      const MambaSpec& mb = s.mamba;
+      LayerParams m;
+      m.mamba_in_weight = i64{s.hidden} * mb.in_proj_width();
+      m.mamba_out_weight = mb.inner() * s.hidden;
+      // conv1d weight (c taps) and bias per channel, dt_bias, A_log and D per head, the gated RMSNorm's weight.
+      m.mamba_split = mb.conv_channels() * (mb.conv_kernel + 1) + 3 * i64{mb.heads} + mb.inner();
+      m.norms = norm;
+      return m;
+    }
+    case LayerKind::attention:  // the transformer layer without its MLP and its second norm
+      p.mlp_in_weight = p.mlp_in_bias = p.mlp_out_weight = p.mlp_out_bias = 0;
+      p.norms -= norm;
+      return p;
+    case LayerKind::mlp:
+    case LayerKind::moe: {  // the MLP (or MoE block) and its norm, no attention
+      LayerParams m = p;
+      m.attn_qkv_weight = m.attn_qkv_bias = m.attn_out_weight = m.attn_out_bias = m.attn_replicated = 0;
+      m.norms = norm;
+      return m;
+    }
+    case LayerKind::transformer: break;
+  }
+  return p;
+}
+
 /// One layer on one (tp, ep, etp) rank: column-parallel pieces and row-parallel weights split over tp, their
 /// row-parallel biases, norms, router and MLA down projections replicated; E / ep routed experts split over etp.
 /// Returns {rank total, of it the routed experts}.
 std::pair<i64, i64> layer_on_rank(const LayerParams& l, int tp, int ep, int etp) {
   const i64 split = l.attn_qkv_weight + l.attn_qkv_bias + l.attn_out_weight + l.mlp_in_weight + l.mlp_in_bias +
-                    l.mlp_out_weight;
+                    l.mlp_out_weight + l.mamba();
   const i64 experts = l.experts > 0 ? l.expert_weight * (l.experts / ep) / etp : 0;
   return {split / tp + l.attn_out_bias + l.mlp_out_bias + l.norms + l.router + l.attn_replicated + experts, experts};
 }
@@ -77,13 +109,34 @@ ParamCounts count_params(const ModelSpec& s) {
   ParamCounts c;
   c.embedding = s.vocab * s.hidden;
   c.positions = s.positional == Positional::learned ? i64{s.seq_len} * s.hidden : 0;
-  c.layer = layer_params(s, false);
-  if (s.is_moe()) c.moe_layer = layer_params(s, true);
   c.layers = s.layers;
   c.moe_layers = s.moe_layers();
+  if (s.is_hybrid()) {
+    if (s.is_moe()) c.moe_layer = hybrid_layer_params(s, LayerKind::moe);
+    c.mamba_layers = s.layers_of_kind(LayerKind::mamba);
+    c.attention_layers = s.layers_of_kind(LayerKind::attention);
+    c.mlp_layers = s.layers_of_kind(LayerKind::mlp);
+    if (c.mamba_layers > 0) c.mamba_layer = hybrid_layer_params(s, LayerKind::mamba);
+    if (c.attention_layers > 0) c.attention_layer = hybrid_layer_params(s, LayerKind::attention);
+    if (c.mlp_layers > 0) c.mlp_layer = hybrid_layer_params(s, LayerKind::mlp);
+  } else {
+    c.layer = layer_params(s, false);
+    if (s.is_moe()) c.moe_layer = layer_params(s, true);
+  }
   c.final_norm = norm_params(s);
   c.lm_head = s.tied_embeddings ? 0 : s.vocab * s.hidden;
   return c;
+}
+
+const LayerParams& ParamCounts::of(LayerKind k, bool moe) const {
+  switch (k) {
+    case LayerKind::mamba: return mamba_layer;
+    case LayerKind::attention: return attention_layer;
+    case LayerKind::mlp: return mlp_layer;
+    case LayerKind::moe: return moe_layer;
+    case LayerKind::transformer: break;
+  }
+  return moe ? moe_layer : layer;
 }
 
 i64 padded_vocab(i64 vocab, int tp, int multiple) {
@@ -124,6 +177,15 @@ int PipelineLayout::moe_layers_on_stage(const ModelSpec& spec, int stage) const 
   return n;
 }
 
+int PipelineLayout::kind_layers_on_stage(const ModelSpec& spec, LayerKind kind, int stage) const {
+  int n = 0, first = 0;
+  for (std::size_t c = 0; c < layers_per_chunk.size(); ++c) {
+    if (static_cast<int>(c) % pp == stage) n += spec.layers_of_kind(kind, first, layers_per_chunk[c]);
+    first += layers_per_chunk[c];
+  }
+  return n;
+}
+
 PipelineLayout even_layout(const ModelSpec& spec, int pp, int vpp) {
   return PipelineLayout{pp, even_layer_split(spec.layers, pp * vpp)};
 }
@@ -138,19 +200,53 @@ StageParams params_per_tp_rank(const ModelSpec& s, const PipelineLayout& layout,
          "params_per_tp_rank: tp must divide heads, kv_heads and ffn_hidden");
   assert(ep > 0 && etp > 0 && (!s.is_moe() || (s.moe.experts % ep == 0 && s.moe.ffn_hidden % etp == 0)) &&
          "params_per_tp_rank: ep must divide experts and etp the expert width");
-  const auto dense = layer_on_rank(layer_params(s, false), tp, ep, etp);
-  const auto moe = s.is_moe() ? layer_on_rank(layer_params(s, true), tp, ep, etp) : std::pair<i64, i64>{0, 0};
   const i64 vocab_rows = padded_vocab(s.vocab, tp, vocab_multiple) / tp;
   const bool first = stage == 0, last = stage == layout.pp - 1;
 
   StageParams p;
-  p.dense_layer = dense.first;
-  p.moe_layer = moe.first;
-  p.moe_layer_experts = moe.second;
-  p.largest_layer = std::max(dense.first, moe.first);
-  const int n = layout.layers_on_stage(stage), m = layout.moe_layers_on_stage(s, stage);
-  p.layers = dense.first * (n - m) + moe.first * m;
-  p.experts = moe.second * m;
+  if (s.is_hybrid()) {
+    // Each layer of the stage by its kind; `dense_layer` the mean of the model's non-MoE layers (the builder prices
+    // them as their mean, layer_costs.hpp).
+    const ParamCounts c = count_params(s);
+    const auto on_rank = [&](LayerKind k) { return layer_on_rank(c.of(k), tp, ep, etp); };
+    const auto moe = s.is_moe() ? on_rank(LayerKind::moe) : std::pair<i64, i64>{0, 0};
+    p.moe_layer = moe.first;
+    p.moe_layer_experts = moe.second;
+    i64 other = 0;
+    int others = 0;
+    for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) {
+      const int n = s.layers_of_kind(k);
+      if (n == 0) continue;
+      const i64 one = on_rank(k).first;
+      other += one * n;
+      others += n;
+      p.largest_layer = std::max(p.largest_layer, one);
+    }
+    p.dense_layer = others > 0 ? (other + others / 2) / others : 0;
+    p.largest_layer = std::max(p.largest_layer, moe.first);
+    int first_layer = 0;
+    for (std::size_t ch = 0; ch < layout.layers_per_chunk.size(); ++ch) {
+      const int count = layout.layers_per_chunk[ch];
+      if (static_cast<int>(ch) % layout.pp == stage) {
+        for (int i = first_layer; i < first_layer + count; ++i) {
+          const auto l = on_rank(s.layer_kind(i));
+          p.layers += l.first;
+          p.experts += l.second;
+        }
+      }
+      first_layer += count;
+    }
+  } else {
+    const auto dense = layer_on_rank(layer_params(s, false), tp, ep, etp);
+    const auto moe = s.is_moe() ? layer_on_rank(layer_params(s, true), tp, ep, etp) : std::pair<i64, i64>{0, 0};
+    p.dense_layer = dense.first;
+    p.moe_layer = moe.first;
+    p.moe_layer_experts = moe.second;
+    p.largest_layer = std::max(dense.first, moe.first);
+    const int n = layout.layers_on_stage(stage), m = layout.moe_layers_on_stage(s, stage);
+    p.layers = dense.first * (n - m) + moe.first * m;
+    p.experts = moe.second * m;
+  }
   if (first) {
     p.embedding = vocab_rows * s.hidden;
     if (s.positional == Positional::learned) p.embedding += i64{s.seq_len} * s.hidden;

@@ -104,6 +104,21 @@ void check_fine_tuning(const Plan& p, const ModelSpec& m) {
     reject("packed_doc_tokens", "packed sequences with context parallelism (cp > 1) are not modelled");
 }
 
+/// Hybrid models (docs/hybrid.md): TP splits the Mamba-2 heads and groups; context parallelism, LoRA and the
+/// pipeline's mean-layer approximation.
+void check_hybrid(const Plan& p, const ModelSpec& m, PlanCheck& check) {
+  if (!m.is_hybrid()) return;
+  if (m.mamba.enabled()) {
+    divides("tp", p.tp, "mamba_heads", m.mamba.heads);
+    divides("tp", p.tp, "mamba_groups", m.mamba.groups);
+  }
+  if (p.cp > 1) reject("cp", "context parallelism in a hybrid (Mamba-2) model is not modelled: use cp=1");
+  if (p.lora_rank > 0) reject("lora_rank", "LoRA is not modelled for hybrid (Mamba-2) models");
+  if (p.pp > 1)
+    check.notes.push_back("hybrid model with pp > 1: every stage's non-MoE layers are priced as the model's mean "
+                          "Mamba-2 / attention / MLP layer (docs/hybrid.md)");
+}
+
 }  // namespace
 
 Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_available) {
@@ -178,6 +193,7 @@ Expected<PlanCheck> validate(const Plan& p, const ModelSpec& m_in, int gpus_avai
     check_precision_and_overlap(p);
     check_experts(p, m, check);
     check_fine_tuning(p, m);
+    check_hybrid(p, m, check);
 
     if (gpus_available > 0) {
       if (gpus > gpus_available) {

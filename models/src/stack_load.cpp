@@ -146,7 +146,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     s.moe_host_sync = Expr::parse("ep > 1", t, file, "$.properties.moe_host_sync").take_or_throw();
     if (auto pr = root.find("properties")) {
       pr->expect_keys({"residual_bytes", "fsdp2", "ddp_grad_copies", "grad_tensors_per_layer", "torch_pipelining",
-                       "distributed_optimizer", "moe", "moe_host_sync", "fine_tuning", "fp8_fast_fprop", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
+                       "distributed_optimizer", "moe", "moe_host_sync", "fine_tuning", "fp8_fast_fprop", "hybrid", "memory_bandwidth_factor", "memory_bandwidth_factor_source",
                        "launch_floor", "kernel_gap_s", "applies"});
       if (auto f = pr->find("residual_bytes")) s.residual_bytes = expr_at(*f, t);
       if (auto f = pr->find("fsdp2")) s.fsdp2 = expr_at(*f, t);
@@ -158,6 +158,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
       if (auto f = pr->find("moe_host_sync")) s.moe_host_sync = expr_at(*f, t);
       if (auto f = pr->find("fine_tuning")) s.fine_tuning = f->as_bool();
       if (auto f = pr->find("fp8_fast_fprop")) s.fp8_fast_fprop = f->as_bool();
+      if (auto f = pr->find("hybrid")) s.hybrid = f->as_bool();
       if (auto f = pr->find("memory_bandwidth_factor")) s.memory_bandwidth_factor = f->as_positive_number();
       s.memory_bandwidth_factor_source = pr->get_string("memory_bandwidth_factor_source", "");
       if (auto f = pr->find("launch_floor")) s.launch_floor = f->as_bool();

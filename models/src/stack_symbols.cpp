@@ -25,6 +25,8 @@ enum Sym : int {
   kWin, kSeqDoc,
   // Training dropout probabilities (appended likewise): attention (inside the kernel) and hidden (residual branches).
   kAttnDropout, kHiddenDropout,
+  // Hybrid models (appended likewise): the layer's blocks and the Mamba-2 mixer's widths on this TP rank.
+  kHybrid, kAttnBlock, kMlpBlock, kMambaLayer, kMh, kMp, kMn, kMg, kMk, kMq, kDi, kDx, kDz,
   kNumBase
 };
 
@@ -42,7 +44,8 @@ const std::vector<std::string>& stack_base_symbols() {
       "moe", "moe_layer", "E", "topk", "Fe", "Fsh", "ep", "etp", "edp", "E_r", "Fe_r", "Fsh_r", "Tr", "Tx", "Te", "imb",
       "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm",
       "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc",
-      "attn_dropout", "hidden_dropout"};
+      "attn_dropout", "hidden_dropout",
+      "hybrid", "attn_block", "mlp_block", "mamba_layer", "mh", "mp", "mn", "mg", "mk", "mq", "Di", "Dx", "Dz"};
   return names;
 }
 
@@ -55,7 +58,7 @@ const std::vector<std::string>& stack_memory_extra_symbols() {
 
 std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, bool flash_attention, bool dropout,
                                        int vocab_multiple, double optimizer_params, bool moe_layer,
-                                       bool windowed_layer) const {
+                                       bool windowed_layer, LayerKind kind) const {
   std::vector<double> v(table_.size(), 0.0);
   const double tp = p.tp;
   v[kH] = spec.hidden;
@@ -113,7 +116,7 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   // busiest rank), Te each.
   const MoeSpec& e = spec.moe;
   v[kMoe] = e.enabled();
-  v[kMoeLayer] = e.enabled() && moe_layer;
+  v[kMoeLayer] = e.enabled() && (moe_layer || kind == LayerKind::moe);
   v[kE] = e.experts;
   v[kTopk] = e.top_k;
   v[kFe] = e.ffn_hidden;
@@ -156,6 +159,21 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   }
   v[kAttnDropout] = spec.attention_dropout;
   v[kHiddenDropout] = spec.hidden_dropout;
+  // Hybrid layers run one block each (docs/hybrid.md); a transformer layer runs attention and the MLP (or MoE).
+  v[kHybrid] = spec.is_hybrid();
+  v[kAttnBlock] = kind == LayerKind::transformer || kind == LayerKind::attention;
+  v[kMlpBlock] = kind == LayerKind::transformer || kind == LayerKind::mlp || kind == LayerKind::moe;
+  v[kMambaLayer] = kind == LayerKind::mamba;
+  const MambaSpec& mb = spec.mamba;
+  v[kMh] = mb.heads / tp;
+  v[kMp] = mb.head_dim;
+  v[kMn] = mb.state;
+  v[kMg] = std::max(1.0, mb.groups / tp);
+  v[kMk] = mb.conv_kernel;
+  v[kMq] = mb.chunk;
+  v[kDi] = v[kMh] * v[kMp];
+  v[kDx] = v[kDi] + 2.0 * v[kMg] * v[kMn];
+  v[kDz] = 2.0 * v[kDi] + 2.0 * v[kMg] * v[kMn] + v[kMh];
   eval_vars(v, vars_);
   return v;
 }

@@ -129,8 +129,8 @@ TEST(HfImport, UnsupportedModelTypeListsSupportedOnes) {
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().str().find(
                 "$.model_type: model_type 'bert' is not supported (supported: deepseek_v2, "
-                "deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, olmo2, phi3, qwen2, "
-                "qwen2_moe, qwen3, qwen3_moe)"),
+                "deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, nemotron_h, olmo2, "
+                "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe)"),
             std::string::npos)
       << m.error().str();
 }

@@ -68,7 +68,8 @@ Expected<models::ModelSpec> nemo_model(const NemoRow& row, const fs::path& dir) 
       {"Nemotron-8B", "nemo-nemotron-8b"}, {"Nemotron-22B", "nemo-nemotron-22b"}, {"Nemotron-340B", "nemo-nemotron-340b"},
       {"LLAMA3-8B", "llama3-8b"},        {"LLAMA3_8B", "llama3-8b"},        {"LLAMA3-70B", "llama3-70b"},
       {"LLAMA3_70B", "llama3-70b"},      {"LLAMA3.1_405B", "llama3-405b"},  {"DeepSeekV3", "deepseek-v3"},
-      {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"GPT OSS 120B", "gpt-oss-120b"}};
+      {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"Qwen3_235B_a22B", "qwen3-235b-a22b"}, {"GPT OSS 120B", "gpt-oss-120b"},
+      {"Nemotron_3_Nano", "nemotron-3-nano-30b-a3b"}};
   auto it = names.find(row.model);
   if (it == names.end()) return input_error("h100_published.csv", row.model, "no model description for this name");
   const fs::path own = dir / "models" / (it->second + ".json");
@@ -110,8 +111,10 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
     p.ep = r.ep;
     p.etp = 1;
     p.moe_a2a_overlap = r.model == "Qwen3_235B_a22B";
-    // moe_flex_dispatcher_backend "hybridep" (DeepEP-style) in the DeepSeek-V3 and Qwen3-30B H100 recipes.
-    if (r.model == "DeepSeekV3" || r.model == "Qwen3_30B_a3B") p.moe_dispatcher = models::MoeDispatcher::flex;
+    // moe_flex_dispatcher_backend "hybridep" (DeepEP-style) in the DeepSeek-V3, Qwen3-30B and Nemotron 3 Nano H100
+    // recipes.
+    if (r.model == "DeepSeekV3" || r.model == "Qwen3_30B_a3B" || r.model == "Nemotron_3_Nano")
+      p.moe_dispatcher = models::MoeDispatcher::flex;
     if (r.model == "DeepSeekV3" && r.pp * r.vp == 32) p.pp_layout = "Et|(tt|)*30L";
   }
   if (r.task == "sft" || r.task == "lora") {  // SQuAD v1.1 packed into the row's sequences (nemo.hpp)

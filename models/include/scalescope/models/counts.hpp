@@ -17,10 +17,17 @@
 // bias, + h for Qwen2-MoE's shared-expert gate), E routed experts of (2 or 3) h e each, the shared experts as
 // one MLP of their total width. A token activates the router, the shared experts and k routed experts:
 // active = total - (E - k) x one expert (Mixtral 8x7B: 46.70B total, 12.88B active; DeepSeek-V3: 671B, 37B).
+// Hybrid models (ModelSpec::hybrid_pattern) have one block per layer, each with its own norm: a Mamba-2 layer
+// (MambaSpec; d_i inner, G groups, N state, n heads, c conv taps) in_proj h (2 d_i + 2 G N + n), conv1d
+// (d_i + 2 G N)(c + 1) with its bias, dt_bias, A_log and D (3 n), the gated RMSNorm's d_i weights, out_proj d_i h;
+// an attention layer (qkv, out); an MLP layer (fc1, fc2); an MoE layer (router, shared and routed experts).
 //
 // FLOPs per token (a multiply-add is 2 FLOPs; s = sequence length):
 //   forward  = per layer 2 * (matmul weights a token activates) + attention scores 2*s*heads*(d_qk + d_v)
-//   (QK^T and AV; 4*s*q without MLA; halved if causal)
+//   (QK^T and AV; 4*s*q without MLA; halved if causal; only in layers with attention)
+//              + per Mamba-2 layer the chunked scan (SSD, Dao & Gu 2024 section 6; P head dim, Q chunk):
+//   n (2 N P [chunk states] + 2 N P [outputs from the states] + Q P [within the chunk, causal half])
+//   + G Q N [C B^T of each chunk, causal half]
 //              + LM head 2*h*V
 //   backward = 2 * forward (every term is a matmul: gradients for inputs and for weights)
 //   recompute: full = one more forward of the layers (not of the LM head);
@@ -49,6 +56,9 @@ struct LayerParams {
   std::int64_t mlp_out_weight = 0, mlp_out_bias = 0;
   std::int64_t norms = 0;  ///< both norms of the layer (+ MLA's latent norms, qk norms)
   std::int64_t router = 0;         ///< MoE router h x E (+ bias, + shared-expert gate)
+  /// A Mamba-2 mixer (hybrid models): in_proj (column-parallel) and out_proj (row-parallel) weights, and the
+  /// vectors tensor parallelism splits with the heads (conv1d weight and bias, dt_bias, A_log, D, the gated norm).
+  std::int64_t mamba_in_weight = 0, mamba_out_weight = 0, mamba_split = 0;
   std::int64_t expert_weight = 0;  ///< one routed expert (fc1 + fc2)
   int experts = 0, top_k = 0;      ///< routed experts of the layer and per token (0 in a dense layer)
 
@@ -56,15 +66,17 @@ struct LayerParams {
     return attn_qkv_weight + attn_qkv_bias + attn_out_weight + attn_out_bias + attn_replicated;
   }
   std::int64_t mlp() const { return mlp_in_weight + mlp_in_bias + mlp_out_weight + mlp_out_bias; }
+  std::int64_t mamba() const { return mamba_in_weight + mamba_out_weight + mamba_split; }
   std::int64_t routed() const { return expert_weight * experts; }
   std::int64_t biases() const { return attn_qkv_bias + attn_out_bias + mlp_in_bias + mlp_out_bias; }
   /// Weight matrices a dense layer runs (MoE layer: attention and shared experts, no router or routed experts).
   std::int64_t matmul_weights() const {
-    return attn_qkv_weight + attn_out_weight + attn_replicated + mlp_in_weight + mlp_out_weight;
+    return attn_qkv_weight + attn_out_weight + attn_replicated + mlp_in_weight + mlp_out_weight + mamba_in_weight +
+           mamba_out_weight;
   }
   /// Weight matrices one token runs through: matmul_weights + router + top_k routed experts.
   std::int64_t active_matmul_weights() const { return matmul_weights() + router + expert_weight * top_k; }
-  std::int64_t total() const { return attention() + mlp() + norms + router + routed(); }
+  std::int64_t total() const { return attention() + mlp() + mamba() + norms + router + routed(); }
   /// Parameters one token uses.
   std::int64_t active() const { return total() - routed() + expert_weight * top_k; }
 };
@@ -73,15 +85,24 @@ struct LayerParams {
 struct ParamCounts {
   std::int64_t embedding = 0;  ///< vocab x hidden
   std::int64_t positions = 0;  ///< seq_len x hidden when positional == learned
-  LayerParams layer;           ///< one dense layer (every layer of a dense model)
-  LayerParams moe_layer;       ///< one MoE layer (MoE models)
+  LayerParams layer;           ///< one dense transformer layer (every layer of a dense model)
+  LayerParams moe_layer;       ///< one MoE layer (MoE models; of a hybrid model, its 'E' block)
+  /// Hybrid models: one layer of each single-block kind ('M', '*', '-') and how many the model has.
+  LayerParams mamba_layer, attention_layer, mlp_layer;
   int layers = 0;
   int moe_layers = 0;          ///< of `layers`
+  int mamba_layers = 0, attention_layers = 0, mlp_layers = 0;  ///< of `layers` (hybrid models)
   std::int64_t final_norm = 0;
   std::int64_t lm_head = 0;  ///< vocab x hidden when untied, 0 when tied
 
-  int dense_layers() const { return layers - moe_layers; }
-  std::int64_t layers_total() const { return layer.total() * dense_layers() + moe_layer.total() * moe_layers; }
+  /// Dense transformer layers (0 in a hybrid model).
+  int dense_layers() const { return layers - moe_layers - mamba_layers - attention_layers - mlp_layers; }
+  /// One layer of kind `k` (`moe`: an MoE transformer layer).
+  const LayerParams& of(LayerKind k, bool moe = false) const;
+  std::int64_t layers_total() const {
+    return layer.total() * dense_layers() + moe_layer.total() * moe_layers + mamba_layer.total() * mamba_layers +
+           attention_layer.total() * attention_layers + mlp_layer.total() * mlp_layers;
+  }
   std::int64_t total() const {
     return embedding + positions + layers_total() + final_norm + lm_head;
   }
@@ -113,7 +134,7 @@ struct StageParams {
   std::int64_t head = 0;       ///< final norm + LM head on the last stage; with tied embeddings and
                           ///< pp > 1 the last stage keeps its own copy of the embedding (Megatron)
   std::int64_t largest_layer = 0;  ///< parameters of one layer (for ZeRO-3 gather buffers)
-  std::int64_t dense_layer = 0;    ///< one dense layer on this rank
+  std::int64_t dense_layer = 0;    ///< one dense layer on this rank (hybrid: the mean of the model's non-MoE layers)
   std::int64_t moe_layer = 0;      ///< one MoE layer on this rank, routed experts included
   std::int64_t moe_layer_experts = 0;  ///< of moe_layer: the routed experts
   std::int64_t total() const { return layers + embedding + head; }
@@ -128,6 +149,8 @@ struct PipelineLayout {
   int layers_on_stage(int stage) const;
   /// MoE layers of `spec` on pipeline stage `stage` (0 for dense models).
   int moe_layers_on_stage(const ModelSpec& spec, int stage) const;
+  /// Layers of kind `kind` (ModelSpec::layer_kind) on pipeline stage `stage`.
+  int kind_layers_on_stage(const ModelSpec& spec, LayerKind kind, int stage) const;
   /// Index of the first layer of chunk (virtual stage) `chunk`.
   int first_layer_of_chunk(int chunk) const;
 };
@@ -172,7 +195,10 @@ struct FlopOptions {
 struct FlopsPerToken {
   double layer_matmul = 0;     ///< forward, one dense layer, weight matmuls
   double moe_layer_matmul = 0;  ///< forward, one MoE layer, the weight matmuls a token runs (top_k experts)
-  double layer_attention = 0;  ///< forward, one layer, QK^T and AV
+  double layer_attention = 0;  ///< forward, one layer with attention, QK^T and AV
+  double mamba_layer_matmul = 0;  ///< forward, one Mamba-2 layer, in_proj and out_proj
+  double mamba_layer_scan = 0;    ///< forward, one Mamba-2 layer, the chunked scan (header comment)
+  int attention_layers = 0;       ///< layers with attention (every layer but a hybrid model's M, - and E)
   double layer_adapters = 0;   ///< forward, one layer, LoRA adapter matmuls
   double lm_head = 0;          ///< forward, logits
   double forward = 0;          ///< all layers + LM head

@@ -39,6 +39,10 @@
 // and the routed experts (the x = Tr top_k etp imbalance token copies the rank's experts process, width
 // Fe / etp; their inputs are the permuted tokens, not a norm output, so no norm fusion); the weight casts cover
 // the rank's E / ep experts; FP8 activations save the routed experts' permuted inputs and fc2 inputs.
+// Hybrid layers (docs/hybrid.md) cast the linears of their one block: a Mamba-2 layer in_proj (input t x h out of
+// the norm, output gradient t x (2 d_i + 2 G N + n)/tp) and out_proj (input t x d_i/tp, output gradient t x h); an
+// attention layer qkv and out-proj; an MLP layer fc1 and fc2; an MoE layer its shared and routed experts. The dense
+// kinds' mean prices the non-MoE layers, as layer_cost does.
 // Sources: Transformer Engine 2.x pytorch/module/{layernorm_linear,linear}.py (cast_transpose,
 // is_first_microbatch weight caching), Megatron-Core fp8 recipes (--fp8-recipe), Micikevicius et al.
 // 2022 "FP8 Formats for Deep Learning" (E4M3 forward, E5M2 gradients in the hybrid format).
@@ -58,17 +62,23 @@ bool fp8_measured_in_stack(const StackProfile& stack);
 /// plan.fp8(), and empty for a stack whose trace ran FP8 (fp8_measured_in_stack).
 LayerCost fp8_layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, int microbatches,
                          bool moe_layer = false);
+/// The same for one layer of kind `kind` (LayerKind::moe: an MoE block; transformer: as above with `moe_layer`).
+LayerCost fp8_layer_cost_of(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, int microbatches,
+                            LayerKind kind, bool moe_layer = false);
 
 /// Linear weights of one layer that one rank casts to FP8 (dense layer, or an MoE layer's attention, shared
 /// experts and its E / ep routed experts / etp).
 double fp8_linear_params_per_rank(const ModelSpec& spec, const Plan& plan, bool moe_layer);
+/// The same for one layer of kind `kind`.
+double fp8_linear_params_of(const ModelSpec& spec, const Plan& plan, LayerKind kind, bool moe_layer = false);
 
 /// Extra bytes of FP8 weight copies for `linear_params` linear weights held by a rank (0 unless fp8).
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& plan);
 
 /// Activation bytes one layer saves per micro-batch by keeping FP8 linear inputs (0 unless fp8 or with
 /// full recompute, which keeps only the layer input). `spec` has the rank's sequence.
-Bytes fp8_activation_saving(const ModelSpec& spec, const Plan& plan, bool moe_layer = false);
+Bytes fp8_activation_saving(const ModelSpec& spec, const Plan& plan, bool moe_layer = false,
+                            LayerKind kind = LayerKind::transformer);
 
 /// Bytes per parameter the distributed optimizer all-gathers after its step: 1 with fp8_params, else 2.
 double param_gather_bytes_per_element(const Plan& plan);

@@ -10,8 +10,8 @@ namespace scalescope::models {
 
 /// model_type values import_hf_config understands, sorted.
 inline constexpr const char* kSupportedHfModelTypes =
-    "deepseek_v2, deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, olmo2, phi3, qwen2, "
-    "qwen2_moe, qwen3, qwen3_moe";
+    "deepseek_v2, deepseek_v3, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, mixtral, nemotron_h, olmo2, "
+    "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe";
 
 /// Reads a Hugging Face config.json. Supported model_type values and what they map to:
 ///  - llama, mistral: swiglu (gate/up/down), rmsnorm, rope; biases only with attention_bias and

@@ -39,6 +39,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,13 @@ struct LayerCost {
 };
 /// One transformer layer, one micro-batch of plan.mbs sequences, one tensor-parallel rank; `moe_layer`: an MoE
 /// layer of an MoE model (the stack's rows with `when: moe_layer`), else a dense layer.
+/// Hybrid models (ModelSpec::hybrid_pattern): `moe_layer` prices an 'E' layer; otherwise the model's mean of its
+/// Mamba-2, attention and MLP layers.
 LayerCost layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, const CostOptions& options = {},
                      bool moe_layer = false);
+/// The mean of a hybrid model's non-MoE layers ('M', '*', '-'), each kind weighted by its share of them, from the cost
+/// of one layer of each kind (layer_cost, fp8_layer_cost).
+LayerCost hybrid_dense_layer_mix(const ModelSpec& spec, const std::function<LayerCost(LayerKind)>& cost_of);
 
 struct EdgeCost {
   PhaseCost embedding_forward, embedding_backward, head_forward, head_backward;

@@ -63,6 +63,33 @@ struct MlaSpec {
   bool operator==(const MlaSpec&) const = default;
 };
 
+/// Mamba-2 mixer (Dao & Gu 2024, "Transformers are SSMs": the SSD layer; Megatron-Core's MambaMixer, HF NemotronH /
+/// Mamba2). The inner width d_i = heads x head_dim; B and C are shared by the heads of each of `groups` groups. A
+/// layer runs in_proj h -> 2 d_i + 2 groups state + heads (z, x, B, C, dt), a depthwise causal conv of
+/// `conv_kernel` taps over (x, B, C), the chunked state-space scan over chunks of `chunk` tokens, an RMSNorm of the
+/// output gated by silu(z), and out_proj d_i -> h.
+struct MambaSpec {
+  int heads = 0;        ///< mamba_num_heads; 0: no Mamba layers
+  int head_dim = 0;     ///< P
+  int state = 0;        ///< N (ssm_state_size)
+  int groups = 1;       ///< G (n_groups)
+  int conv_kernel = 4;  ///< conv1d taps
+  int chunk = 128;      ///< SSD chunk length Q
+
+  bool enabled() const { return heads > 0; }
+  std::int64_t inner() const { return std::int64_t{heads} * head_dim; }
+  std::int64_t conv_channels() const { return inner() + 2 * std::int64_t{groups} * state; }
+  std::int64_t in_proj_width() const { return 2 * inner() + 2 * std::int64_t{groups} * state + heads; }
+  bool operator==(const MambaSpec&) const = default;
+};
+
+/// What one layer runs. A transformer layer is attention then an MLP (or the MoE block of an MoE layer); the layers
+/// of a hybrid model (ModelSpec::hybrid_pattern, Megatron-Core's hybrid_override_pattern) run one block each: a
+/// Mamba-2 mixer ('M'), attention ('*'), an MLP ('-') or an MoE block ('E'), each behind its own norm and residual.
+enum class LayerKind { transformer, mamba, attention, mlp, moe };
+/// The hybrid_pattern character of a kind ('T' for transformer, which a pattern never holds).
+char pattern_char(LayerKind k);
+
 /// Upper bounds check_model() enforces (docs/plausible-ranges.md gives the reasons).
 inline constexpr std::int64_t kMaxModelLayers = 16384;
 inline constexpr std::int64_t kMaxModelWidth = 1 << 20;  ///< hidden and head_dim; ffn_hidden: 4x
@@ -85,7 +112,9 @@ inline constexpr std::int64_t kMaxModelExperts = 65536;
 ///   router_dtype ("fp32" | "bf16"), router_bias, router_groups and router_group_topk (group-limited routing);
 ///   MLA (MlaSpec): q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim (the last four
 ///   together; head_dim is then qk_nope + qk_rope);
-///   attention_dropout, hidden_dropout (training dropout probabilities, 0 <= p < 1, default 0).
+///   attention_dropout, hidden_dropout (training dropout probabilities, 0 <= p < 1, default 0);
+///   hybrid models: hybrid_pattern (one of M * - E per layer), mamba_heads, mamba_head_dim, mamba_state (all three
+///   with an 'M'), mamba_groups (default 1), mamba_conv_kernel (4), mamba_chunk (128); docs/hybrid.md.
 /// The tokens a windowed layer's attention is priced and counted over: `span` (the sequence, or a packed document),
 /// at most twice the window (each query sees `window` keys: the FLOPs and kernel of causal attentions of 2 x window
 /// tokens). 0: no window.
@@ -131,6 +160,10 @@ struct ModelSpec {
   /// Neither changes a count or a FLOP.
   double attention_dropout = 0.0;
   double hidden_dropout = 0.0;
+  /// Hybrid models: one character per layer, 'M' Mamba-2, '*' attention, '-' MLP (ffn_hidden), 'E' MoE (MoeSpec);
+  /// empty: every layer is a transformer layer.
+  std::string hybrid_pattern;
+  MambaSpec mamba;
   std::string source;            ///< where the numbers come from (paper, HF config)
 
   int head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
@@ -140,8 +173,20 @@ struct ModelSpec {
   bool is_moe() const { return moe.enabled(); }
   /// Layer `i` (0-based) is an MoE layer (MoeSpec's rule); false for every layer of a dense model.
   bool is_moe_layer(int i) const {
+    if (is_hybrid()) return moe.enabled() && layer_kind(i) == LayerKind::moe;
     return moe.enabled() && i >= moe.first_dense_layers &&
            (i - moe.first_dense_layers) % moe.layer_freq == moe.layer_offset;
+  }
+  bool is_hybrid() const { return !hybrid_pattern.empty(); }
+  /// What layer `i` (0-based) runs.
+  LayerKind layer_kind(int i) const;
+  /// Layers of kind `k` among layers [first, first + count).
+  int layers_of_kind(LayerKind k, int first, int count) const;
+  int layers_of_kind(LayerKind k) const { return layers_of_kind(k, 0, layers); }
+  /// The layer has an attention block (every transformer layer; '*' of a hybrid model).
+  bool has_attention(int i) const {
+    const LayerKind k = layer_kind(i);
+    return k == LayerKind::transformer || k == LayerKind::attention;
   }
   /// Layer `i` (0-based) attends over a sliding window.
   bool is_windowed_layer(int i) const {

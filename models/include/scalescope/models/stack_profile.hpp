@@ -162,6 +162,10 @@ class StackProfile {
   /// False for fprop) and torchao's float8 defaults; the profile's fp8_e4m3 rows are cuBLASLt's default, split
   /// accumulation (ComputeModel::gemm, dtype "fp8_fast"). Blockwise and MXFP8 recipes keep split accumulation.
   bool fp8_fast_fprop = false;
+  /// The layer phases price the single-block layers of hybrid models (docs/hybrid.md): their rows read
+  /// `attn_block`, `mlp_block` and `mamba_layer`, and the Mamba-2 mixer has rows. A stack without it cannot price a
+  /// model with a hybrid_pattern.
+  bool hybrid = false;
   double memory_bandwidth_factor = 1.0;
   std::string memory_bandwidth_factor_source;
   /// Per-kernel cost rule: true: max(t, launch overhead) (the host issues a kernel at most every launch
@@ -188,9 +192,11 @@ class StackProfile {
 
   /// Cost symbol values for `spec` under `plan` (vars evaluated); `moe_layer`: the layer priced is an MoE layer.
   /// `windowed_layer`: the layer attends over the model's sliding window (`doc` is then at most 2 x the window).
+  /// `kind`: the layer's kind (LayerKind::moe implies moe_layer); transformer for every layer of a model without a
+  /// hybrid_pattern.
   std::vector<double> bind(const ModelSpec& spec, const Plan& plan, bool flash_attention, bool dropout,
                            int vocab_multiple, double optimizer_params = 0.0, bool moe_layer = false,
-                           bool windowed_layer = false) const;
+                           bool windowed_layer = false, LayerKind kind = LayerKind::transformer) const;
   /// Memory symbol values: `cost` (from bind()) extended by the stage's memory symbols (vars evaluated).
   struct StageValues {
     double params = 0, largest_layer_params = 0, layers = 0, inflight = 0, activations = 0;

@@ -20,7 +20,10 @@
 // DeepSeek-V3 the recipe's pipeline layout "Et|(tt|)*30mL" without the multi-token-prediction layer `m`
 // (not modelled: the prediction misses that layer). GPT OSS 120B (bf16, Megatron-Bridge
 // gpt_oss_workload_base_configs.py H100: ep 8, etp 1, pp 4, the alltoall dispatcher) with its sliding window of 128
-// on alternate layers; the recipe's recompute of the layernorms and the MoE activation is not modelled.
+// on alternate layers; the recipe's recompute of the layernorms and the MoE activation is not modelled. Nemotron 3
+// Nano (a hybrid model of Mamba-2, attention and MoE layers: docs/hybrid.md) with ep from the row and HybridEP (flex),
+// FP8 current scaling; the recipe's recompute of the layernorms, its bf16 first and last layers and its CUDA graphs
+// of the attention and Mamba layers are not modelled.
 // Fine-tuning rows (task sft, lora): SQuAD v1.1 packed into the row's sequence (the pages: "inputs packed to
 // 4096 tokens"), priced as packed_doc_tokens = kSquadDocTokens; LoRA rows add lora_rank 32 on qkv (NeMo 1.0's
 // default target_modules ["attention_qkv"], adapter_dim 32) or on qkv, proj, fc1 and fc2 (Megatron-Bridge's LoRA

@@ -1,0 +1,303 @@
+// Tests for hybrid models (ModelSpec::hybrid_pattern: Mamba-2, attention, MLP and MoE layers of one block each;
+// docs/hybrid.md) against hand-derived numbers: Nemotron 3 Nano's exact parameter counts against the model card,
+// the HF nemotron_h import, the errors of bad hybrid keys and plans, FLOPs per token, the kernels of a Mamba-2 layer
+// (FLOPs of its projections, bytes of its memory-bound kernels), the mean layer the builder prices, the memory of
+// a Mamba-2 stage, the TP collectives of single-block layers and the stacks that refuse hybrid models.
+#include <gtest/gtest.h>
+
+#include "datasheet_rig.hpp"
+
+#include <string>
+
+#include "scalescope/models/builder.hpp"
+#include "scalescope/models/counts.hpp"
+#include "scalescope/models/hf_import.hpp"
+#include "scalescope/models/layer_costs.hpp"
+#include "scalescope/models/memory.hpp"
+#include "scalescope/models/predict.hpp"
+#include "scalescope/models/stack_profile.hpp"
+
+namespace scalescope::models {
+namespace {
+
+using Rig = testing::DatasheetRig;
+
+ModelSpec catalog(const std::string& name) {
+  auto m = load_model_by_name_or_path(name);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().str());
+  return m ? *m : ModelSpec{};
+}
+
+Plan plan(const std::string& text) {
+  auto p = parse_plan(text);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
+  return *p;
+}
+
+/// A small hybrid model: h 1024, 8 heads of 128 (8 KV heads), MLP 4096 (squared ReLU: two matrices), Mamba-2 of
+/// 32 heads x 64 (d_i 2048), 4 groups, state 128, 4 conv taps, chunks of 128; vocab 32000, sequence 1024.
+/// With 'E' layers: 8 experts of 512, top-2.
+ModelSpec small_hybrid(const std::string& pattern) {
+  ModelSpec s;
+  s.name = "hybrid-" + pattern;
+  s.layers = static_cast<int>(pattern.size());
+  s.hidden = 1024;
+  s.heads = 8;
+  s.kv_heads = 8;
+  s.ffn_hidden = 4096;
+  s.ffn = FfnKind::gelu;
+  s.norm = NormKind::rmsnorm;
+  s.vocab = 32000;
+  s.seq_len = 1024;
+  s.positional = Positional::none;
+  s.hybrid_pattern = pattern;
+  if (pattern.find('M') != std::string::npos) s.mamba = MambaSpec{32, 64, 128, 4, 4, 128};
+  if (pattern.find('E') != std::string::npos) s.moe = MoeSpec{8, 2, 512};
+  auto checked = check_model(s);
+  EXPECT_TRUE(checked.has_value()) << (checked ? "" : checked.error().str());
+  return checked ? *checked : s;
+}
+
+// Nemotron 3 Nano (h 2688, V 131072 untied; Mamba-2 64 heads x 64 = d_i 4096, G 8, N 128, 4 taps; attention 32
+// heads x 128, 2 KV heads; 128 experts of 1856, top-6, one shared expert of 3712, squared ReLU), by hand:
+//   Mamba-2 layer: in_proj 2688 x (2 x 4096 + 2 x 8 x 128 + 64 = 10304) = 27,697,152; out_proj 4096 x 2688 =
+//     11,010,048; conv1d (4096 + 2048) x (4 + 1) = 30,720, dt_bias + A_log + D 3 x 64 = 192, gated norm 4096;
+//     norm 2688: 38,744,896.
+//   attention layer: qkv 2688 x (4096 + 2 x 256) = 12,386,304, out 4096 x 2688 = 11,010,048, norm 2688: 23,399,040.
+//   MoE layer: router 2688 x 128 + 128 bias = 344,192; expert 2 x 2688 x 1856 = 9,977,856 (x 128 =
+//     1,277,165,568); shared 2 x 2688 x 3712 = 19,955,712; norm 2688: 1,297,468,160.
+//   total = 23 x 38,744,896 + 6 x 23,399,040 + 23 x 1,297,468,160 + 2 x 131072 x 2688 + 2688
+//         = 31,577,940,288 (model card: 31.6B);
+//   active: an MoE layer runs 6 experts: 1,297,468,160 - 122 x 9,977,856 = 80,169,728;
+//         23 x 38,744,896 + 6 x 23,399,040 + 23 x 80,169,728 + 704,643,072 + 2688 = 3,580,076,352
+//         (model card: 3.6B with embeddings; 3.23B without the input embedding, "3.2B active").
+TEST(HybridCounts, Nemotron3NanoIs31_6BTotal3_6BActive) {
+  const ModelSpec m = catalog("nemotron-3-nano-30b-a3b");
+  const ParamCounts c = count_params(m);
+  EXPECT_EQ(c.mamba_layers, 23);
+  EXPECT_EQ(c.attention_layers, 6);
+  EXPECT_EQ(c.moe_layers, 23);
+  EXPECT_EQ(c.mlp_layers, 0);
+  EXPECT_EQ(c.dense_layers(), 0);
+  EXPECT_EQ(c.mamba_layer.total(), 38'744'896);
+  EXPECT_EQ(c.attention_layer.total(), 23'399'040);
+  EXPECT_EQ(c.moe_layer.total(), 1'297'468'160);
+  EXPECT_EQ(c.total(), 31'577'940'288);
+  EXPECT_EQ(c.active(), 3'580'076'352);
+}
+
+TEST(HybridImport, NemotronHConfigIsTheCatalogEntry) {
+  auto m = import_hf_config(std::string(SCALESCOPE_TEST_DATA) + "/hf/nemotron_3_nano_30b_a3b.json");
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  ModelSpec want = catalog("nemotron-3-nano-30b-a3b");
+  want.name = m->name;
+  want.source = m->source;
+  want.seq_len = m->seq_len;  // the config's 262,144 positions; the catalog keeps the recipe's 8192
+  EXPECT_EQ(m->seq_len, 262144);
+  EXPECT_TRUE(m->moe.router_bias);
+  m->moe.router_fp32 = want.moe.router_fp32;  // the recipe's router dtype is not in the HF config
+  EXPECT_EQ(to_json(*m), to_json(want));
+  EXPECT_EQ(count_params(*m).total(), 31'577'940'288);
+}
+
+TEST(HybridImport, LayerTypeListsAndUnmodelledKeysAreNamed) {
+  Json j = read_json_file(std::string(SCALESCOPE_TEST_DATA) + "/hf/nemotron_3_nano_30b_a3b.json").value();
+  j.erase("hybrid_override_pattern");
+  j["layers_block_type"] = Json::array({"mamba", "moe", "linear_attention", "attention", "full_attention", "mlp"});
+  j["num_hidden_layers"] = 6;
+  j["intermediate_size"] = 5376;
+  auto m = import_hf_config_json(j, "config.json");
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  EXPECT_EQ(m->hybrid_pattern, "MEM**-");
+  EXPECT_EQ(m->ffn_hidden, 5376);
+  const auto fails = [&](const char* key, const Json& value, const std::string& says) {
+    Json bad = j;
+    bad[key] = value;
+    auto r = import_hf_config_json(bad, "config.json");
+    ASSERT_FALSE(r.has_value()) << key;
+    EXPECT_NE(r.error().str().find(says), std::string::npos) << r.error().str();
+  };
+  fails("num_hidden_layers", 7, "expected 6 (the layer pattern's length)");
+  fails("moe_latent_size", 1024, "LatentMoE");
+  fails("mlp_hidden_act", "silu", "relu2");
+  fails("mamba_proj_bias", true, "mamba_proj_bias");
+}
+
+TEST(HybridSpec, BadHybridKeysNameTheField) {
+  const auto error_of = [](ModelSpec s) {
+    auto r = check_model(std::move(s), "m.json");
+    return r ? std::string() : r.error().str();
+  };
+  ModelSpec s = small_hybrid("M*-M");
+  EXPECT_EQ(error_of(s), "");
+  ModelSpec t = s;
+  t.hybrid_pattern = "M*-";
+  EXPECT_NE(error_of(t).find("$.hybrid_pattern: expected one character per layer (layers=4), got 3"),
+            std::string::npos)
+      << error_of(t);
+  t.hybrid_pattern = "M*xM";
+  EXPECT_NE(error_of(t).find("got 'x' at layer 2"), std::string::npos) << error_of(t);
+  t = s;
+  t.mamba = MambaSpec{};
+  EXPECT_NE(error_of(t).find("$.mamba_heads: 'M' layers need"), std::string::npos) << error_of(t);
+  t = s;
+  t.mamba.groups = 5;
+  EXPECT_NE(error_of(t).find("$.mamba_groups: expected a divisor of mamba_heads=32"), std::string::npos) << error_of(t);
+  t = s;
+  t.hybrid_pattern = "M*EM";
+  EXPECT_NE(error_of(t).find("$.experts: 'E' layers need experts"), std::string::npos) << error_of(t);
+  t = s;
+  t.moe.experts = 8;
+  t.moe.top_k = 2;
+  t.moe.ffn_hidden = 512;
+  EXPECT_NE(error_of(t).find("$.hybrid_pattern: experts are given but hybrid_pattern has no 'E' layer"),
+            std::string::npos)
+      << error_of(t);
+  t.hybrid_pattern = "M*EM";
+  t.moe.first_dense_layers = 1;
+  EXPECT_NE(error_of(t).find("$.first_dense_layers: a hybrid model places its MoE layers"), std::string::npos)
+      << error_of(t);
+  ModelSpec plain = catalog("llama3-8b");
+  plain.mamba = MambaSpec{32, 64, 128, 4, 4, 128};
+  EXPECT_NE(error_of(plain).find("need a hybrid_pattern"), std::string::npos) << error_of(plain);
+}
+
+TEST(HybridSpec, NativeJsonRoundTrips) {
+  const ModelSpec m = catalog("nemotron-3-nano-30b-a3b");
+  auto back = model_from_json(to_json(m), "round-trip");
+  ASSERT_TRUE(back.has_value()) << back.error().str();
+  EXPECT_EQ(to_json(*back), to_json(m));
+  EXPECT_EQ(back->layer_kind(0), LayerKind::mamba);
+  EXPECT_EQ(back->layer_kind(1), LayerKind::moe);
+  EXPECT_EQ(back->layer_kind(5), LayerKind::attention);
+  EXPECT_TRUE(back->is_moe_layer(1));
+  EXPECT_FALSE(back->is_moe_layer(0));
+  EXPECT_FALSE(back->has_attention(0));
+  EXPECT_TRUE(back->has_attention(5));
+}
+
+// Forward FLOPs per token, by hand (seq 8192, scores counted over the whole square as flops_per_token's default):
+//   Mamba-2 layer: matmuls 2 x (27,697,152 + 11,010,048) = 77,414,400; scan 64 (4 x 128 x 64 + 128 x 64)
+//     + 8 x 128 x 128 = 2,752,512;
+//   attention layer: matmuls 2 x 23,396,352 = 46,792,704; scores 2 x 8192 x 32 x (128 + 128) = 134,217,728;
+//   MoE layer: 2 x (router 344,192 + shared 19,955,712 + 6 x 9,977,856) = 160,334,080; LM head 2 x 2688 x 131072;
+//   forward = 23 (77,414,400 + 2,752,512 + 160,334,080) + 6 (46,792,704 + 134,217,728) + 704,643,072
+//           = 7,322,228,480; backward 2x.
+TEST(HybridFlops, OnlyAttentionLayersHaveScoresAndMambaLayersScan) {
+  const FlopsPerToken f = flops_per_token(catalog("nemotron-3-nano-30b-a3b"));
+  EXPECT_EQ(f.attention_layers, 6);
+  EXPECT_DOUBLE_EQ(f.mamba_layer_matmul, 77'414'400.0);
+  EXPECT_DOUBLE_EQ(f.mamba_layer_scan, 2'752'512.0);
+  EXPECT_DOUBLE_EQ(f.forward, 7'322'228'480.0);
+  EXPECT_DOUBLE_EQ(f.backward, 2.0 * 7'322'228'480.0);
+}
+
+// One Mamba-2 layer of small_hybrid, mbs 2 (T = 2048 tokens), tp 1, bf16, in the built-in fused stack:
+//   GEMMs: in_proj 5152 x T x 1024 (d_z = 2 x 2048 + 2 x 4 x 128 + 32) and out_proj 1024 x T x 2048:
+//     2 T (5152 + 2048) 1024 = 30,198,988,800 FLOPs.
+//   Memory-bound bytes per token (mamba_ssm's kernels' reads and writes, HBM minimum; fp32 chunk states of
+//   d_i N / Q = 2048 elements per token): norm 4h = 4096; conv1d 4 d_x = 4 x 3072 = 12,288; chunk cumsum 10 n = 320;
+//   chunk state 2 d_i + 2 G N + 8 n + 4 d_i N / Q = 4096 + 1024 + 256 + 8192 = 13,568; state passing 6 x 2048 =
+//   12,288; C B^T 4 G N + 4 G Q = 2048 + 2048; chunk scan 4 G Q + 4 d_i + 2 G N + 2 x 2048 + 8 n = 2048 + 8192 +
+//   1024 + 4096 + 256 = 15,616; gated norm 6 d_i = 12,288; residual add 6h = 6144: 80,704 B per token.
+TEST(HybridCosts, AMambaLayerIsItsProjectionsAndTheScansBytes) {
+  const Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  const ModelSpec m = small_hybrid("MMMM");
+  const LayerCost c = layer_cost(m, plan("dp=1,mbs=2,gbs=2,precision=bf16"), r.compute);
+  EXPECT_DOUBLE_EQ(c.forward.flops, 30'198'988'800.0);
+  EXPECT_DOUBLE_EQ(c.forward.bytes.value, 80'704.0 * 2048);
+  EXPECT_DOUBLE_EQ(c.forward.by_kind[1].value, 0.0);  // no attention kernel
+  EXPECT_EQ(c.forward.kernels, 11);                   // norm, 2 GEMMs, 7 memory-bound kernels, residual add
+  // Backward: dgrad and wgrad of both projections.
+  EXPECT_DOUBLE_EQ(c.backward.flops, 2.0 * 30'198'988'800.0);
+}
+
+TEST(HybridCosts, NonMoeLayersArePricedAsTheirMeanAndMoeLayersHaveNoAttention) {
+  const Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  const Plan p = plan("dp=1,mbs=1,gbs=1,precision=bf16");
+  const LayerCost mamba = layer_cost(small_hybrid("MMMM"), p, r.compute);
+  const LayerCost attention = layer_cost(small_hybrid("****"), p, r.compute);
+  const LayerCost mlp = layer_cost(small_hybrid("----"), p, r.compute);
+  // "M**-": one Mamba-2, two attention and one MLP layer: the mean is (M + 2 * + -) / 4.
+  const LayerCost mean = layer_cost(small_hybrid("M**-"), p, r.compute);
+  EXPECT_NEAR(mean.forward.time.value,
+              (mamba.forward.time.value + 2.0 * attention.forward.time.value + mlp.forward.time.value) / 4.0, 1e-15);
+  EXPECT_DOUBLE_EQ(mean.backward.flops, (mamba.backward.flops + 2.0 * attention.backward.flops + mlp.backward.flops) / 4.0);
+  // An attention layer has the attention kernel and no MLP; an MLP layer (T = 1024) only fc1 4096 x T x 1024 and
+  // fc2 1024 x T x 4096.
+  EXPECT_GT(attention.forward.by_kind[1].value, 0.0);
+  EXPECT_DOUBLE_EQ(mlp.forward.flops, 2.0 * 1024 * (4096.0 * 1024 + 1024.0 * 4096));
+  EXPECT_DOUBLE_EQ(mlp.forward.by_kind[1].value, 0.0);
+  // A hybrid MoE layer: the router, the experts and the MoE block's norm, no attention kernel.
+  const ModelSpec moe = small_hybrid("MEME");
+  const LayerCost e = layer_cost(moe, plan("dp=1,mbs=1,gbs=1,precision=bf16,ep=1"), r.compute, {}, true);
+  EXPECT_DOUBLE_EQ(e.forward.by_kind[1].value, 0.0);
+  // router 8 x T x 1024 and two experts' fc1 512 x 1024 and fc2 per token: 2 T (8 + 2 (512 + 512)) 1024.
+  EXPECT_DOUBLE_EQ(e.forward.flops, 2.0 * 1024 * (8.0 + 2.0 * (512 + 512)) * 1024);
+}
+
+// Activations of a Mamba-2 layer kept for the backward (fused stack, no recompute, bf16): its block's norm input and
+// in_proj input, 2 x 2h per token (half a transformer layer's 8h), in_proj's output 2 d_z, the scan output and the
+// gated norm's output 2 x 2 d_i, the norm's rstd 4 G: 1024 x 4 + 2 x 5152 + 4 x 2048 + 16 = 22,608 B per token.
+TEST(HybridMemory, AMambaStageKeepsItsBlocksTensors) {
+  const ModelSpec m = small_hybrid("MMMM");
+  MemoryOptions o;
+  o.dropout = false;  // (Megatron's default hidden dropout would keep a 1-byte mask per residual branch: + h)
+  const MemoryBreakdown b = memory_per_rank(m, plan("dp=1,mbs=2,gbs=2,precision=bf16"), 0, o);
+  EXPECT_DOUBLE_EQ(b.activations.value, 4.0 * 22'608.0 * 2048);
+}
+
+TEST(HybridPlan, TpSplitsMambaHeadsAndGroupsAndCpIsRefused) {
+  const ModelSpec m = small_hybrid("M*-M");
+  auto ok = validate(plan("tp=4,sp=1,dp=2,mbs=1,gbs=2"), m, 8);
+  ASSERT_TRUE(ok.has_value()) << ok.error().str();
+  auto groups = validate(plan("tp=8,sp=1,dp=1,mbs=1,gbs=1"), m, 8);
+  ASSERT_FALSE(groups.has_value());
+  EXPECT_NE(groups.error().str().find("mamba_groups"), std::string::npos) << groups.error().str();
+  auto cp = validate(plan("cp=2,dp=4,mbs=1,gbs=4"), m, 8);
+  ASSERT_FALSE(cp.has_value());
+  EXPECT_NE(cp.error().str().find("context parallelism in a hybrid"), std::string::npos) << cp.error().str();
+  auto staged = validate(plan("pp=2,dp=4,mbs=1,gbs=8"), m, 8);
+  ASSERT_TRUE(staged.has_value()) << staged.error().str();
+  bool noted = false;
+  for (const std::string& n : staged->notes) noted = noted || n.find("mean") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+// With tp = 2 and sequence parallelism every single-block layer gathers its input once and reduce-scatters its
+// output once per forward (a transformer layer twice): 4 layers x 1 micro-batch = 4 of each in the forward.
+TEST(HybridBuilder, ASingleBlockLayerHasOneTpPair) {
+  const Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  BuildOptions o;
+  o.per_layer_tasks = true;
+  o.symmetric = true;
+  auto g = build_task_graph(small_hybrid("M*-M"), plan("tp=2,sp=1,dp=1,mbs=1,gbs=1"), r.cluster, r.compute, o);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  int gathers = 0, scatters = 0;
+  for (TaskId t = 0; t < g->size(); ++t) {
+    const Task& k = g->task(t);
+    if (k.category != TaskCategory::sp_comm || k.labels.layer < 0) continue;
+    if (k.op == CollOp::all_gather) ++gathers;
+    if (k.op == CollOp::reduce_scatter) ++scatters;
+  }
+  // forward 4 + 4 and backward 4 + 4 (the backward gathers the output gradient and scatters the input's)
+  EXPECT_EQ(gathers, 8);
+  EXPECT_EQ(scatters, 8);
+}
+
+TEST(HybridPredict, AStackWithoutHybridRowsIsRefusedAndFusedPricesNano) {
+  Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  const ModelSpec m = catalog("nemotron-3-nano-30b-a3b");
+  auto p = predict(m, plan("dp=8,ep=8,zero=1,mbs=1,gbs=16,precision=fp8"), r.cluster, r.coll, r.compute);
+  ASSERT_TRUE(p.has_value()) << p.error().str();
+  EXPECT_GT(p->mfu, 0.0);
+  EXPECT_LT(p->mfu, 1.0);
+  EXPECT_DOUBLE_EQ(p->model_flops, flops_per_token(m).total() * 16 * 8192);
+  r.compute.set_stack(load_stack("pytorch-eager").value());
+  auto eager = predict(m, plan("dp=8,ep=8,zero=1,mbs=1,gbs=16"), r.cluster, r.coll, r.compute);
+  ASSERT_FALSE(eager.has_value());
+  EXPECT_NE(eager.error().str().find("properties"), std::string::npos) << eager.error().str();
+}
+
+}  // namespace
+}  // namespace scalescope::models
