@@ -9,6 +9,8 @@
 #include "cli_common.hpp"
 #include "megatron_plan.hpp"
 #include "stack_loader.hpp"
+#include "scalescope/models/layer_kernels.hpp"
+#include "scalescope/models/plan_costs.hpp"
 #include "scalescope/planner/simulate_run.hpp"
 #include "scalescope/sim/trace.hpp"
 
@@ -21,6 +23,7 @@ struct SimulateOptions {
   std::string megatron;  ///< --plan-from-megatron
   FrameworkOptions stack;
   std::string trace;
+  bool kernels = false;  ///< --kernels
   Format format = Format::text;
 };
 
@@ -38,6 +41,64 @@ std::string routing_note(const SimulateOptions& o, const Cluster& c) {
   if (o.q.fidelity != "flow" || c.fabric_tiers() < 2) return "";
   return c.fabric_routing() == FabricRouting::destination ? "; switches route by destination (D-mod-k)"
                                                           : "; switches hash flows over equal-cost paths (ECMP)";
+}
+
+/// --kernels: the stack rows of one layer of each kind the model has, priced as the prediction prices them.
+struct KindKernels {
+  models::LayerKindUse use;
+  std::vector<models::KernelLine> lines;
+};
+std::vector<KindKernels> layer_kernels(const SimulateOptions& o, const planner::SimulateRun& l) {
+  const models::ModelSpec local = models::cp_rank_spec(l.model, l.plan);
+  models::CostOptions base;
+  base.flash_attention = o.q.attention == "flash";
+  base.dropout = o.q.attention != "flash";
+  const models::ComputeModel& cm = l.setup->compute;
+  const models::CostOptions opt = models::plan_layer_options(local, l.plan, cm, base);
+  std::vector<KindKernels> out;
+  for (const models::LayerKindUse& u : models::layer_kinds_of(local))
+    out.push_back({u, models::layer_kernel_lines(local, l.plan, cm, opt, u.kind, u.moe)});
+  return out;
+}
+
+std::string kernels_text(const SimulateOptions& o, const planner::SimulateRun& l) {
+  std::string out = "\nkernels of one layer, one micro-batch, one rank (the stack's rows as priced";
+  out += l.plan.fp8() ? "; FP8 casts and transposes are added to each layer apart and not listed)\n"
+                      : ")\n";
+  for (const KindKernels& k : layer_kernels(o, l)) {
+    Table t;
+    t.header = {k.use.label + " (x" + std::to_string(k.use.layers) + ")", "pass", "kind", "kernels", "us", "rate",
+                "provenance"};
+    t.right_align = {false, false, false, true, true, true, false};
+    double fwd = 0.0, bwd = 0.0;
+    for (const models::KernelLine& x : k.lines) {
+      const double s = x.time.value;
+      (x.phase == "forward" ? fwd : bwd) += s;
+      std::string rate;
+      if (s > 0 && x.flops > 0) rate = fixed(x.flops / s / 1e12, 1) + " TFLOP/s";
+      else if (s > 0 && x.bytes.value > 0) rate = fixed(x.bytes.value / s / 1e9, 0) + " GB/s";
+      t.rows.push_back({x.name, x.phase, std::string(models::to_string(x.kind)), std::to_string(x.kernels),
+                        fixed(s * 1e6, 1), rate, std::string(models::to_string(x.provenance))});
+    }
+    t.rows.push_back({"total", "forward", "", "", fixed(fwd * 1e6, 1), "", ""});
+    t.rows.push_back({"total", "backward", "", "", fixed(bwd * 1e6, 1), "", ""});
+    out += t.to_text();
+  }
+  return out;
+}
+
+Json kernels_json(const SimulateOptions& o, const planner::SimulateRun& l) {
+  Json all = Json::array();
+  for (const KindKernels& k : layer_kernels(o, l)) {
+    Json rows = Json::array();
+    for (const models::KernelLine& x : k.lines) {
+      rows.push_back({{"name", x.name}, {"pass", x.phase}, {"kind", std::string(models::to_string(x.kind))},
+                      {"kernels", x.kernels}, {"time_s", x.time.value}, {"flops", x.flops}, {"bytes", x.bytes.value},
+                      {"provenance", std::string(models::to_string(x.provenance))}});
+    }
+    all.push_back({{"layer", k.use.label}, {"layers", k.use.layers}, {"rows", rows}});
+  }
+  return all;
 }
 
 std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l) {
@@ -137,7 +198,9 @@ int run(const SimulateOptions& o) {
                  p.memory.total().value / (1024.0 * 1024 * 1024), p.gpu_memory.value / (1024.0 * 1024 * 1024));
   }
   if (o.format == Format::json) {
-    print_stdout(dump_json(planner::simulate_json(l)));
+    Json j = planner::simulate_json(l);
+    if (o.kernels) j["kernels"] = kernels_json(o, l);
+    print_stdout(dump_json(j));
     return 0;
   }
   if (o.format == Format::csv) {
@@ -149,7 +212,7 @@ int run(const SimulateOptions& o) {
     print_stdout(t.to_csv());
     return 0;
   }
-  print_stdout(text_report(o, l));
+  print_stdout(text_report(o, l) + (o.kernels ? kernels_text(o, l) : ""));
   return 0;
 }
 
@@ -200,6 +263,9 @@ void register_simulate(CLI::App& app, Context& ctx) {
   add_framework_options(sub, opts->stack);
   sub->add_flag("--per-layer-tasks", opts->q.per_layer_tasks, "One task per layer and TP collective (finer traces, slower)");
   sub->add_option("--trace", opts->trace, "Write a Perfetto / Chrome trace of the iteration to this file");
+  sub->add_flag("--kernels", opts->kernels,
+                "Also list the software stack's kernels of one layer of each kind (one micro-batch, one rank): time, "
+                "rate and provenance of each row as the prediction prices it (text and json output)");
   add_format_option(sub, opts->format);
   sub->callback([opts, &ctx] { ctx.exit_code = run(*opts); });
 }

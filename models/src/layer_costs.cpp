@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/layer_kernels.hpp"
 #include "scalescope/models/stack_profile.hpp"
 
 namespace scalescope::models {
@@ -157,6 +158,30 @@ constexpr int kExactKernels = 4096;
 /// Which rows add_rows adds.
 enum class RowSet { all, selective_recompute, before_sync, after_sync };
 
+/// One row priced as a phase charges it: its kernels (scaled to the trace's measured time where the row has one) and
+/// the time each is charged on the stream. count 0: the row does not run.
+struct ChargedRow {
+  RowKernels k;
+  Seconds charged;
+};
+ChargedRow charge(const StackRow& r, const std::vector<double>& v, const ComputeModel& m, const StackProfile& st,
+                  const CostOptions& o) {
+  ChargedRow c{price(r, v, m, st, o), Seconds(0)};
+  RowKernels& k = c.k;
+  if (k.count == 0) return c;
+  if (r.time_s && r.kind != RowKind::fixed && !st.trace_values().empty()) {
+    // Measured at the trace: the user's kernels set the level, the model the change with the shape.
+    const RowKernels at_trace = price(r, st.trace_values(), m, st, o);
+    if (at_trace.count > 0 && at_trace.total().value > 0.0) {
+      const double scale = *r.time_s / at_trace.total().value;
+      k.cost.time = k.cost.time * scale;
+      k.cost.provenance = Provenance::measured;
+    }
+  }
+  c.charged = st.launch_floor ? m.kernel_time(k.cost.time) : k.cost.time + Seconds(st.kernel_gap_s);
+  return c;
+}
+
 /// Adds the rows of `rows` that are in `which`.
 void add_rows(PhaseCost& out, const std::vector<StackRow>& rows, const std::vector<double>& v, const ComputeModel& m,
               const StackProfile& st, const CostOptions& o, RowSet which = RowSet::all) {
@@ -164,23 +189,14 @@ void add_rows(PhaseCost& out, const std::vector<StackRow>& rows, const std::vect
     if (which == RowSet::selective_recompute && !r.selective_recompute) continue;
     if (which == RowSet::before_sync && r.after_sync) continue;
     if (which == RowSet::after_sync && !r.after_sync) continue;
-    RowKernels k = price(r, v, m, st, o);
+    const ChargedRow c = charge(r, v, m, st, o);
+    const RowKernels& k = c.k;
     if (k.count == 0) continue;
-    if (r.time_s && r.kind != RowKind::fixed && !st.trace_values().empty()) {
-      // Measured at the trace: the user's kernels set the level, the model the change with the shape.
-      const RowKernels at_trace = price(r, st.trace_values(), m, st, o);
-      if (at_trace.count > 0 && at_trace.total().value > 0.0) {
-        const double scale = *r.time_s / at_trace.total().value;
-        k.cost.time = k.cost.time * scale;
-        k.cost.provenance = Provenance::measured;
-      }
-    }
-    const Seconds charged = st.launch_floor ? m.kernel_time(k.cost.time) : k.cost.time + Seconds(st.kernel_gap_s);
     if (k.count <= kExactKernels) {
-      for (int i = 0; i < k.count; ++i) out.add_charged(k.cost, charged, k.flops, k.bytes);
+      for (int i = 0; i < k.count; ++i) out.add_charged(k.cost, c.charged, k.flops, k.bytes);
     } else {  // in closed form: a stack's `kernels` (up to 1e9) must not set the time a prediction takes
       PhaseCost one;
-      one.add_charged(k.cost, charged, k.flops, k.bytes);
+      one.add_charged(k.cost, c.charged, k.flops, k.bytes);
       out += one * static_cast<double>(k.count);
     }
   }
@@ -194,16 +210,22 @@ const std::vector<StackRow>& rows(const StackProfile& st, StackPhase p) {
 
 namespace {
 
+/// The forward's options: its GEMMs (and a recompute of them) may accumulate differently (CostOptions::forward_dtype).
+CostOptions forward_options(const CostOptions& o) {
+  CostOptions fwd = o;
+  if (!o.forward_dtype.empty()) {
+    fwd.attention_dtype = o.attention_type();
+    fwd.dtype = o.forward_dtype;
+  }
+  return fwd;
+}
+
 LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer,
                     bool windowed, LayerKind kind = LayerKind::transformer) {
   const StackProfile& st = m.stack_for(s, p);
   const std::vector<double> v =
       st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed, kind);
-  CostOptions fwd = o;  // the forward's GEMMs (and a recompute of them) may accumulate differently
-  if (!o.forward_dtype.empty()) {
-    fwd.attention_dtype = o.attention_type();
-    fwd.dtype = o.forward_dtype;
-  }
+  const CostOptions fwd = forward_options(o);
   LayerCost c;
   add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, fwd);
   add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o);
@@ -262,6 +284,45 @@ LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, c
   const LayerCost w = one_layer(s, p, m, o, moe_layer, true);
   if (f >= 1.0) return w;
   return mix({{1.0 - f, one_layer(s, p, m, o, moe_layer, false)}, {f, w}});
+}
+
+std::vector<KernelLine> layer_kernel_lines(const ModelSpec& s, const Plan& p, const ComputeModel& m,
+                                           const CostOptions& o, LayerKind kind, bool moe_layer) {
+  const StackProfile& st = m.stack_for(s, p);
+  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer,
+                                        s.windowed_layer_fraction() > 0.0, kind);
+  std::vector<KernelLine> out;
+  const auto add = [&](const char* phase, StackPhase ph, const CostOptions& opt) {
+    for (const StackRow& r : rows(st, ph)) {
+      const ChargedRow c = charge(r, v, m, st, opt);
+      if (c.k.count == 0) continue;
+      const double n = c.k.count;
+      out.push_back({phase, r.name, r.kind, c.k.count, c.charged * n, c.k.flops * n, c.k.bytes * n,
+                     c.k.cost.provenance});
+    }
+  };
+  add("forward", StackPhase::layer_forward, forward_options(o));
+  add("backward", StackPhase::layer_backward, o);
+  return out;
+}
+
+std::vector<LayerKindUse> layer_kinds_of(const ModelSpec& s) {
+  std::vector<LayerKindUse> out;
+  const int moe = s.moe_layers();
+  if (!s.is_hybrid()) {
+    if (s.layers - moe > 0) out.push_back({LayerKind::transformer, false, s.layers - moe, "transformer layer"});
+    if (moe > 0) out.push_back({LayerKind::transformer, true, moe, "MoE transformer layer"});
+    return out;
+  }
+  const std::pair<LayerKind, const char*> kinds[] = {{LayerKind::mamba, "Mamba-2 layer"},
+                                                     {LayerKind::attention, "attention layer"},
+                                                     {LayerKind::mlp, "MLP layer"},
+                                                     {LayerKind::moe, "MoE layer"}};
+  for (const auto& [k, label] : kinds) {
+    const int n = s.layers_of_kind(k);
+    if (n > 0) out.push_back({k, k == LayerKind::moe, n, label});
+  }
+  return out;
 }
 
 EdgeCost edge_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o) {

@@ -5,16 +5,22 @@
 
 namespace scalescope::models {
 
-PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
-                                const CostOptions& options) {
-  const ModelSpec local = cp_rank_spec(spec, plan);
+CostOptions plan_layer_options(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
+                               const CostOptions& options) {
   CostOptions layer_options = options;
   if (plan.fp8()) {
     layer_options.attention_dtype = options.attention_type();
     layer_options.dtype = "fp8";
     const bool split_only = plan.fp8_recipe == Fp8Recipe::blockwise || plan.fp8_recipe == Fp8Recipe::mxfp8;
-    if (model.stack_for(local, plan).fp8_fast_fprop && !split_only) layer_options.forward_dtype = "fp8_fast";
+    if (model.stack_for(spec, plan).fp8_fast_fprop && !split_only) layer_options.forward_dtype = "fp8_fast";
   }
+  return layer_options;
+}
+
+PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
+                                const CostOptions& options) {
+  const ModelSpec local = cp_rank_spec(spec, plan);
+  const CostOptions layer_options = plan_layer_options(local, plan, model, options);
   PlanPieceCosts c;
   c.layer = layer_cost(local, plan, model, layer_options);
   const LayerCost fp8 = fp8_layer_cost(local, plan, model, plan.num_microbatches());

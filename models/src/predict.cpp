@@ -82,16 +82,16 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
                                               " (each stack's properties.applies)");
   }
   const StackProfile& stack = compute.stack_for(model, plan);
-  if (model.is_moe() && !stack.moe) {
-    return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
-                                              ") has no rows for MoE layers (properties.moe); model '" + model.name +
-                                              "' has experts: price it with a stack that has them, e.g. fused");
-  }
   if (model.is_hybrid() && !stack.hybrid) {
     return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
                                               ") has no rows for hybrid layers (properties.hybrid: Mamba-2 mixers and "
                                               "single-block layers); model '" + model.name +
                                               "' has a hybrid_pattern: use --framework fused");
+  }
+  if (model.is_moe() && !stack.moe) {
+    return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +
+                                              ") has no rows for MoE layers (properties.moe); model '" + model.name +
+                                              "' has experts: price it with a stack that has them, e.g. fused");
   }
   if (model.sliding_window > 0 && !stack.fine_tuning) {
     return input_error("--framework", "", "the stack '" + stack.name + "' (" + stack.source +

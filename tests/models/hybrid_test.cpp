@@ -13,6 +13,7 @@
 #include "scalescope/models/counts.hpp"
 #include "scalescope/models/hf_import.hpp"
 #include "scalescope/models/layer_costs.hpp"
+#include "scalescope/models/layer_kernels.hpp"
 #include "scalescope/models/memory.hpp"
 #include "scalescope/models/predict.hpp"
 #include "scalescope/models/stack_profile.hpp"
@@ -297,6 +298,38 @@ TEST(HybridPredict, AStackWithoutHybridRowsIsRefusedAndFusedPricesNano) {
   auto eager = predict(m, plan("dp=8,ep=8,zero=1,mbs=1,gbs=16"), r.cluster, r.coll, r.compute);
   ASSERT_FALSE(eager.has_value());
   EXPECT_NE(eager.error().str().find("properties"), std::string::npos) << eager.error().str();
+}
+
+// simulate --kernels lists the stack rows of one layer of each kind: their times add up to the layer's cost, row by
+// row as layer_cost charges them.
+TEST(LayerKernels, EachKindsRowsAddUpToItsLayerCost) {
+  const Rig r(load_cluster_by_name_or_path("dgx-h100-8").value());
+  const Plan p = plan("dp=1,mbs=1,gbs=1,precision=bf16");
+  const ModelSpec nano = catalog("nemotron-3-nano-30b-a3b");
+  const std::vector<LayerKindUse> kinds = layer_kinds_of(nano);
+  ASSERT_EQ(kinds.size(), 3u);
+  EXPECT_EQ(kinds[0].label, "Mamba-2 layer");
+  EXPECT_EQ(kinds[0].layers, 23);
+  EXPECT_EQ(kinds[1].layers, 6);
+  EXPECT_TRUE(kinds[2].moe);
+  EXPECT_EQ(kinds[2].layers, 23);
+  for (const std::string& pattern : {std::string("MMMM"), std::string("****")}) {
+    const ModelSpec m = small_hybrid(pattern);
+    const LayerCost c = layer_cost(m, p, r.compute);
+    double fwd = 0.0, bwd = 0.0;
+    for (const KernelLine& k : layer_kernel_lines(m, p, r.compute, {}, m.layer_kind(0)))
+      (k.phase == "forward" ? fwd : bwd) += k.time.value;
+    EXPECT_NEAR(fwd, c.forward.time.value, 1e-12 * fwd) << pattern;
+    EXPECT_NEAR(bwd, c.backward.time.value, 1e-12 * bwd) << pattern;
+  }
+  const ModelSpec llama = catalog("llama3-8b");
+  const std::vector<LayerKindUse> one = layer_kinds_of(llama);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].layers, 32);
+  double fwd = 0.0;
+  for (const KernelLine& k : layer_kernel_lines(llama, p, r.compute, {}, LayerKind::transformer))
+    if (k.phase == "forward") fwd += k.time.value;
+  EXPECT_NEAR(fwd, layer_cost(llama, p, r.compute).forward.time.value, 1e-12 * fwd);
 }
 
 }  // namespace

@@ -21,6 +21,11 @@ struct PlanPieceCosts {
   EdgeCost edge;
 };
 
+/// The cost options the plan's layers are priced with: `options` with the plan's GEMM data types (fp8 GEMMs with
+/// bf16 attention for precision=fp8, the forward ones with fast accumulation where the stack says so).
+CostOptions plan_layer_options(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
+                               const CostOptions& options = {});
+
 /// The pieces of `plan` (validated) for `spec` priced by `model` (header comment).
 PlanPieceCosts plan_piece_costs(const ModelSpec& spec, const Plan& plan, const ComputeModel& model,
                                 const CostOptions& options = {});

@@ -1,0 +1,10 @@
+simulate
+--model
+nemotron-3-nano-30b-a3b
+--cluster
+hgx-h200-8
+--calibration
+h200-gpu
+--plan
+dp=8,ep=8,zero=1,mbs=1,gbs=8,precision=fp8
+--kernels
