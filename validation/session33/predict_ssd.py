@@ -7,7 +7,7 @@ the SSD forward is the rows ssd chunk cumsum .. ssd chunk scan, its backward the
 ddt (mamba_ssm's _mamba_chunk_scan_combined_bwd recomputes the states and C B^T first, as the rows do), the gated norm
 the rows mamba gated norm (backward). Run before the measurement; nothing in it is fitted to the GPU's times.
 
-Usage: predict_ssd.py SCALESCOPE_BINARY OUT.json
+Usage: predict_ssd.py SCALESCOPE_BINARY OUT.json [--second-set]
 """
 import json
 import subprocess
@@ -24,6 +24,16 @@ SHAPES = [
     ("long-32k", 1, 32768, 64, 64, 8, 128, 128),
     ("head128", 1, 8192, 32, 128, 8, 128, 128),
     ("state64", 4, 4096, 48, 64, 2, 64, 128),
+]
+
+# The second set (session 33, after the per-head reads): shapes none of the first set has, predicted before they ran.
+SHAPES2 = [
+    ("nemotron-h-8b", 1, 8192, 128, 64, 8, 128, 128),
+    ("groups4-chunk256", 2, 4096, 64, 64, 4, 128, 256),
+    ("state256", 1, 8192, 64, 64, 8, 256, 128),
+    ("b8-2k", 8, 2048, 32, 64, 8, 128, 128),
+    ("h96-g1-16k", 1, 16384, 96, 64, 1, 128, 128),
+    ("p32-n64-q64", 2, 8192, 128, 32, 8, 64, 64),
 ]
 
 FWD = ["ssd chunk cumsum", "ssd chunk state", "ssd state passing", "ssd chunk C B^T", "ssd chunk scan"]
@@ -53,7 +63,7 @@ def predict(binary, name, b, l, h, p, g, n, q):
 
 def main():
     binary, out = sys.argv[1], sys.argv[2]
-    shapes = [predict(binary, *s) for s in SHAPES]
+    shapes = [predict(binary, *s) for s in (SHAPES2 if "--second-set" in sys.argv[3:] else SHAPES)]
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     json.dump({"predicted_with": "scalescope simulate --kernels, hgx-h200-8, calibrate/profiles/h200-gpu.json, "
                                  "fused stack, at commit " + commit + " (the rows are models/stacks/fused.json's)",

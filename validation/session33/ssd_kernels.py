@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Times the Mamba-2 kernels Megatron-Core's MambaMixer runs (mamba_ssm's Triton SSD kernels and its gated RMSNorm)
-on one GPU at the shapes of predictions.json, forward and backward, each call timed alone with CUDA events.
+on one GPU at the shapes of predictions.json, forward and backward: each call's GPU time (queued behind a GPU sleep,
+so the host issuing it is not timed) and its host time.
 
 mamba_ssm is not installed on the lease and cannot be fetched there: its source distribution (pure-Python Triton
 kernels; the CUDA extensions it also holds are not needed for these functions) is carried in and put on sys.path
@@ -25,20 +26,31 @@ def load_mamba(src):
     return ssd_combined, layernorm_gated
 
 
+SLEEP_CYCLES = 40_000_000  # ~20 ms at 1980 MHz: longer than the host takes to issue one call
+
+
 def timed(fn, reps, torch):
+    """(GPU time, host time) of one call, medians. GPU: the call queued behind a GPU sleep, so that the events
+    bracket its kernels back to back and not the host issuing them. Host: the wall time of the call while the GPU
+    sleeps (Python, Triton's launcher, the tensor set-up), no synchronisation inside."""
+    import time
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    times = []
+    gpu, host = [], []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SLEEP_CYCLES)
         a.record()
+        t0 = time.perf_counter()
         fn()
+        host.append(time.perf_counter() - t0)
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
-    times.sort()
-    return times[len(times) // 2]
+        gpu.append(a.elapsed_time(b) * 1e-3)
+    gpu.sort()
+    host.sort()
+    return gpu[len(gpu) // 2], host[len(host) // 2]
 
 
 def measure(shape, ssd, ln, torch, reps):
@@ -56,8 +68,8 @@ def measure(shape, ssd, ln, torch, reps):
     kw = dict(D=D, z=None, dt_bias=dt_bias, dt_softplus=True)
     out = ssd._mamba_chunk_scan_combined_fwd(x, dt, A, B, C, q, **kw)[0]
     dout = torch.randn_like(out)
-    fwd = timed(lambda: ssd._mamba_chunk_scan_combined_fwd(x, dt, A, B, C, q, **kw), reps, torch)
-    bwd = timed(lambda: ssd._mamba_chunk_scan_combined_bwd(dout, x, dt, A, B, C, out, q, **kw), reps, torch)
+    fwd, fwd_host = timed(lambda: ssd._mamba_chunk_scan_combined_fwd(x, dt, A, B, C, q, **kw), reps, torch)
+    bwd, bwd_host = timed(lambda: ssd._mamba_chunk_scan_combined_bwd(dout, x, dt, A, B, C, out, q, **kw), reps, torch)
     # The gated RMSNorm over d_i (groups of d_i / G), gate silu(z) after the norm (norm_before_gate=False).
     di = h * p
     y = out.reshape(-1, di)
@@ -66,11 +78,13 @@ def measure(shape, ssd, ln, torch, reps):
     yn, mean, rstd = ln._layer_norm_fwd(y, w, None, 1e-5, z=z, group_size=di // g, norm_before_gate=False,
                                         is_rms_norm=True)
     dy = torch.randn_like(yn)
-    nfwd = timed(lambda: ln._layer_norm_fwd(y, w, None, 1e-5, z=z, group_size=di // g, norm_before_gate=False,
+    nfwd, nfwd_host = timed(lambda: ln._layer_norm_fwd(y, w, None, 1e-5, z=z, group_size=di // g, norm_before_gate=False,
                                             is_rms_norm=True), reps, torch)
-    nbwd = timed(lambda: ln._layer_norm_bwd(dy, y, w, None, 1e-5, mean, rstd, z=z, group_size=di // g,
+    nbwd, nbwd_host = timed(lambda: ln._layer_norm_bwd(dy, y, w, None, 1e-5, mean, rstd, z=z, group_size=di // g,
                                             norm_before_gate=False, is_rms_norm=True), reps, torch)
-    return {"ssd_forward_s": fwd, "ssd_backward_s": bwd, "gated_norm_forward_s": nfwd, "gated_norm_backward_s": nbwd}
+    return {"ssd_forward_s": fwd, "ssd_backward_s": bwd, "gated_norm_forward_s": nfwd, "gated_norm_backward_s": nbwd,
+            "host_ssd_forward_s": fwd_host, "host_ssd_backward_s": bwd_host, "host_gated_norm_forward_s": nfwd_host,
+            "host_gated_norm_backward_s": nbwd_host}
 
 
 def main():
@@ -95,7 +109,8 @@ def main():
     meta = {"gpu": torch.cuda.get_device_name(), "nvidia_smi": smi, "torch": torch.__version__,
             "triton": triton.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
             "mamba_ssm": open(a.src + "/mamba_ssm/__init__.py").read().split('"')[1], "cpu": platform.processor(),
-            "reps": a.reps, "timing": "median of reps, CUDA events around each call, after 3 warm-up calls"}
+            "reps": a.reps, "timing": "median of reps after 3 warm-up calls: GPU time between CUDA events around the "
+            "call queued behind a ~20 ms GPU sleep (the kernels back to back); host time the call's wall time"}
     json.dump({"meta": meta, "rows": rows}, open(a.out, "w"), indent=1)
 
 
