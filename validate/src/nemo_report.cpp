@@ -133,12 +133,16 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
        "gradient reduction for NeMo 1.0 (bf16 for Nemotron-340B), bf16 for Megatron-Bridge; Llama 3.1 405B with the "
        "embedding and the loss counted as pipeline layers (pp_layout).\n";
   s += "- MoE rows: the row's ep with the recipes' expert tensor parallelism 1 and dispatcher (flex, HybridEP's one "
-       "crossing per destination node, for DeepSeek-V3 and Qwen3-30B; alltoall for Qwen3-235B), the dispatch / "
+       "crossing per destination node, for DeepSeek-V3, Qwen3-30B and Nemotron 3 Nano; alltoall for Qwen3-235B), "
+       "the dispatch / "
        "combine all-to-alls overlapped only where the recipe sets moe_a2a_overlap (Qwen3-235B), balanced routing "
        "(moe_imbalance 1), blockwise FP8 for the FP8-blockwise rows; DeepSeek-V3 with the recipe's pipeline layout "
        "without its multi-token-prediction layer, which is not modelled (docs/moe.md); GPT OSS 120B in bf16 with ep 8 and "
        "the alltoall dispatcher, its sliding window of 128 tokens on alternate layers (the recipe's recompute of the "
-       "layernorms and the MoE activation not modelled). Model TFLOP/s are not compared: "
+       "layernorms and the MoE activation not modelled); Nemotron 3 Nano as a hybrid model (docs/hybrid.md: its Mamba-2, "
+       "attention and MoE layers of one block each, the Mamba-2 scan by mamba_ssm's kernels' bytes; the recipe's "
+       "recompute of the layernorms, bf16 first and last layers and CUDA graphs not modelled). Model TFLOP/s are not "
+       "compared: "
        "NVIDIA counts MoE FLOPs with its own formula; tokens/s are.\n";
   s += "- Fine-tuning rows (task sft, lora): SQuAD v1.1 packed into the row's 4096-token sequences, priced as documents "
        "of " + std::to_string(kSquadDocTokens) + " tokens (packed_doc_tokens: attention inside each document; an estimate "
@@ -220,7 +224,9 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
            share(b[BP::bubble].value) + " |\n";
     }
   }
-  s += "\n## Rows not checked\n\n| source | model | task | GPUs | precision | why |\n|---|---|---|---|---|---|\n";
+  s += "\n## Rows not checked\n\n";
+  if (v.excluded.empty()) return s + "None: every row of the table is checked.\n";
+  s += "| source | model | task | GPUs | precision | why |\n|---|---|---|---|---|---|\n";
   for (const NemoRow& r : v.excluded) {
     s += "| " + r.source + " | " + r.model + " | " + r.task + " | " + std::to_string(r.gpus) + " | " + r.precision + " | " +
          r.status + " |\n";
