@@ -3,6 +3,8 @@
 // the pipeline schedules' orders, and the eager (PyTorch) TP byte widths and FSDP2 structure.
 #include <gtest/gtest.h>
 
+#include "model_fixtures.hpp"
+
 #include "scalescope/models/stack_profile.hpp"
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 
 namespace scalescope::models {
 namespace {
+
+using testing::plan;
 
 struct Rig {
   Cluster cluster;
@@ -56,12 +60,6 @@ ModelSpec gpt(int layers, int vocab) {
   s.seq_len = 2048;
   s.positional = Positional::learned;
   return s;
-}
-
-Plan plan(const std::string& text) {
-  auto p = parse_plan(text);
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
-  return *p;
 }
 
 SimResult simulate_plan(const Rig& r, const ModelSpec& m, const Plan& p, BuildOptions o = {}) {

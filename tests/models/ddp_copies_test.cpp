@@ -4,6 +4,8 @@
 // Expected values are counted by hand from the model's parameters, not from the builder.
 #include <gtest/gtest.h>
 
+#include "model_fixtures.hpp"
+
 #include "datasheet_rig.hpp"
 
 #include <memory>
@@ -17,6 +19,8 @@
 
 namespace scalescope::models {
 namespace {
+
+using testing::plan;
 
 // 4 layers, h 1024, 8 heads, ffn 4096 gelu with biases and layernorm, vocabulary 32,000 untied, learned positions.
 ModelSpec small() {
@@ -52,12 +56,6 @@ std::unique_ptr<Rig> rig(bool copies) {
   s->ddp_grad_copies = Expr::constant(copies ? 1.0 : 0.0);
   r->compute.set_stack(s);
   return r;
-}
-
-Plan plan(const std::string& text) {
-  auto p = parse_plan(text);
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
-  return *p;
 }
 
 struct Copies {

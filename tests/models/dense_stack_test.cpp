@@ -3,6 +3,8 @@
 // for cp, tp_comm_overlap, Megatron's overlapped distributed optimizer and uneven pipelines.
 #include <gtest/gtest.h>
 
+#include "model_fixtures.hpp"
+
 #include "datasheet_rig.hpp"
 
 #include <algorithm>
@@ -19,15 +21,11 @@
 namespace scalescope::models {
 namespace {
 
+using testing::plan;
+
 using Rig = testing::DatasheetRig;
 
 Rig h100_node() { return Rig(load_cluster_by_name_or_path("dgx-h100-8").value()); }
-
-Plan plan(const std::string& text) {
-  auto p = parse_plan(text);
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
-  return *p;
-}
 
 // Llama-3-8B's shape with a short sequence (h 4096, 32 heads of 128, 8 KV heads, ffn 14336 SwiGLU).
 ModelSpec llama8b(int layers = 32, int seq = 8192) {

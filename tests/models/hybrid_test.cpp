@@ -5,6 +5,8 @@
 // a Mamba-2 stage, the TP collectives of single-block layers and the stacks that refuse hybrid models.
 #include <gtest/gtest.h>
 
+#include "model_fixtures.hpp"
+
 #include "datasheet_rig.hpp"
 
 #include <string>
@@ -21,19 +23,10 @@
 namespace scalescope::models {
 namespace {
 
+using testing::catalog;
+using testing::plan;
+
 using Rig = testing::DatasheetRig;
-
-ModelSpec catalog(const std::string& name) {
-  auto m = load_model_by_name_or_path(name);
-  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().str());
-  return m ? *m : ModelSpec{};
-}
-
-Plan plan(const std::string& text) {
-  auto p = parse_plan(text);
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
-  return *p;
-}
 
 /// A small hybrid model: h 1024, 8 heads of 128 (8 KV heads), MLP 4096 (squared ReLU: two matrices), Mamba-2 of
 /// 32 heads x 64 (d_i 2048), 4 groups, state 128, 4 conv taps, chunks of 128; vocab 32000, sequence 1024.

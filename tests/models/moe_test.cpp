@@ -5,6 +5,8 @@
 // memory of expert states under ZeRO.
 #include <gtest/gtest.h>
 
+#include "model_fixtures.hpp"
+
 #include "datasheet_rig.hpp"
 
 #include <algorithm>
@@ -25,22 +27,13 @@
 namespace scalescope::models {
 namespace {
 
-ModelSpec catalog(const std::string& name) {
-  auto m = load_model_by_name_or_path(name);
-  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().str());
-  return m ? *m : ModelSpec{};
-}
+using testing::catalog;
+using testing::plan;
 
 ModelSpec hf(const std::string& file) {
   auto m = import_hf_config(std::string(SCALESCOPE_TEST_DATA) + "/hf/" + file);
   EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().str());
   return m ? *m : ModelSpec{};
-}
-
-Plan plan(const std::string& text) {
-  auto p = parse_plan(text);
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().str());
-  return *p;
 }
 
 // Per-layer counts by hand (h hidden, n heads of d, k KV heads, e one expert's width, E experts, V vocab):

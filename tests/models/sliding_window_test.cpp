@@ -2,6 +2,8 @@
 // published ones, and how windowed layers are counted and priced. Expected values are worked by hand (comments).
 #include <gtest/gtest.h>
 
+#include "model_fixtures.hpp"
+
 #include "datasheet_rig.hpp"
 
 #include "scalescope/models/counts.hpp"
@@ -12,11 +14,7 @@
 namespace scalescope::models {
 namespace {
 
-ModelSpec catalog(const std::string& name) {
-  auto m = load_model_by_name_or_path(name);
-  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().str());
-  return m ? *m : ModelSpec{};
-}
+using testing::catalog;
 
 // gpt-oss-120b per layer: attention 2880 x (4096 + 512 + 512) + 4096 x 2880 = 26,542,080 weights + 8,000 biases;
 // an expert 2880 x 5760 + 5760 + 2880 x 2880 + 2880 = 24,891,840, x 128 = 3,186,155,520; router 2880 x 128 + 128 =
