@@ -194,6 +194,24 @@ void check_or_throw(const ModelSpec& s, const std::string& file) {
     if (!(p >= 0.0 && p < 1.0))
       fail(file, key, "expected a dropout probability in [0, 1), got " + std::to_string(p));
   }
+  // Every count is exact at 64 bits and in a double: an upper bound of the parameters (each layer with every block
+  // the model has, in double) at most 2^53, ~4,000x the largest published model.
+  const double h = s.hidden, d = s.head_dim > 0 ? s.head_dim : static_cast<double>(s.hidden) / s.heads;
+  const double q = s.heads * d, k = s.kv_heads * d, e = s.moe.experts, fe = s.moe.ffn_hidden;
+  const MlaSpec& a = s.mla;
+  const MambaSpec& mb = s.mamba;
+  const double attention = h * (q + 2 * k) + q * h + h * a.q_lora_rank + a.q_lora_rank * s.heads * a.qk_head_dim() +
+                           h * (a.kv_lora_rank + a.rope_head_dim) +
+                           a.kv_lora_rank * s.heads * (a.nope_head_dim + a.v_head_dim) + s.heads * a.v_head_dim * h;
+  const double mlp = 3 * h * s.ffn_hidden + 3 * h * s.moe.shared_width() + e * (3 * h * fe + h + 1);
+  const double mamba = static_cast<double>(h) * static_cast<double>(mb.in_proj_width()) +
+                       static_cast<double>(mb.inner()) * h +
+                       static_cast<double>(mb.conv_channels()) * (mb.conv_kernel + 1) + 4.0 * mb.heads + mb.inner();
+  const double bound = s.layers * (attention + mlp + mamba + 4 * h + 2 * q) + 2.0 * static_cast<double>(s.vocab) * h +
+                       static_cast<double>(s.seq_len) * h;
+  if (!(bound <= 9007199254740992.0))
+    fail(file, "layers", "the model's parameters (up to " + std::to_string(bound) + ") exceed 2^53 = 9.0e15, "
+                         "beyond what the counts hold exactly (the largest published model has ~2e12)");
   if (s.head_dim == 0 && s.hidden % s.heads != 0) {
     fail(file, "heads",
          "hidden=" + std::to_string(s.hidden) + " is not divisible by heads=" +

@@ -156,6 +156,24 @@ TEST(HybridSpec, BadHybridKeysNameTheField) {
   EXPECT_NE(error_of(plain).find("need a hybrid_pattern"), std::string::npos) << error_of(plain);
 }
 
+// Counts stay exact: 16,384 Mamba-2 layers of hidden 2^20 with 65,536 heads of 64 (d_i = 2^22) would hold at least
+// layers x h x in_proj = 16384 x 2^20 x (2 x 2^22 + 2 x 128 + 65536) = 1.4e17 parameters, above 2^53.
+TEST(HybridSpec, ParametersBeyond2To53AreRefused) {
+  ModelSpec s = small_hybrid("M");
+  s.layers = 16384;
+  s.hybrid_pattern = std::string(16384, 'M');
+  s.hidden = 1 << 20;
+  s.heads = 8192;
+  s.kv_heads = 8192;
+  s.mamba = MambaSpec{65536, 64, 128, 1, 4, 128};
+  auto r = check_model(s, "big.json");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().str().find("exceed 2^53"), std::string::npos) << r.error().str();
+  s.layers = 1;
+  s.hybrid_pattern = "M";
+  EXPECT_TRUE(check_model(s, "one-layer.json").has_value());  // 1 layer: 8.8e12, well inside
+}
+
 TEST(HybridSpec, NativeJsonRoundTrips) {
   const ModelSpec m = catalog("nemotron-3-nano-30b-a3b");
   auto back = model_from_json(to_json(m), "round-trip");
