@@ -1,5 +1,7 @@
 // `scalescope calibrate import-attention FILE --into PROFILE`: writes measured flash-attention timings
 // (validation/attention/measure_attention.py output) into a calibration profile's `attention` section.
+// `scalescope calibrate import-mamba FILE --into PROFILE`: the same for measured Mamba-2 kernel times
+// (validation/session33/ssd_kernels.py output) and the profile's `mamba` section.
 // `scalescope calibrate import-section SECTION FROM --into PROFILE`: copies one section (e.g.
 // `interference`) from another run of scalescope-calibrate into a profile.
 #include <memory>
@@ -39,26 +41,37 @@ Expected<bool> rewrite_section(const std::string& file, const std::string& key, 
   }
 }
 
-int run_import_attention(const ImportAttentionCmd& o) {
-  const std::string cmd = "calibrate import-attention";
+/// What a measured section's import takes: its name, its maker, and what its rows are called in the report.
+struct MeasuredSection {
+  const char* command;
+  const char* key;
+  const char* rows_name;
+  Expected<Json> (*make)(const Json&, const std::string&, const std::string&);
+};
+
+int run_import_measured(const ImportAttentionCmd& o, const MeasuredSection& m) {
+  const std::string cmd = m.command;
   auto measurement = read_json_file(o.file);
   if (!measurement) return report(cmd, measurement.error());
-  auto section = models::make_attention_section(*measurement, o.file, o.source);
+  auto section = m.make(*measurement, o.file, o.source);
   if (!section) return report(cmd, section.error());
   auto profile = read_json_file(o.into);
   if (!profile) return report(cmd, profile.error());
-  auto updated = models::with_attention_section(*profile, *section, o.into);
+  auto updated = models::with_profile_section(*profile, m.key, *section, o.into);
   if (!updated) return report(cmd, updated.error());
-  if (auto ok = rewrite_section(o.into, "attention", (*updated)["attention"]); !ok) return report(cmd, ok.error());
+  if (auto ok = rewrite_section(o.into, m.key, (*updated)[m.key]); !ok) return report(cmd, ok.error());
   const std::size_t rows = (*section)["rows"].size();
   if (o.format == Format::json) {
     print_stdout(dump_json(Json{{"profile", o.into}, {"rows", rows}, {"source", (*section)["source"]}}));
   } else {
-    print_stdout("wrote " + std::to_string(rows) + " attention rows into " + o.into + "\nsource: " +
+    print_stdout("wrote " + std::to_string(rows) + " " + m.rows_name + " rows into " + o.into + "\nsource: " +
                  ((*section)["source"].is_string() ? (*section)["source"].get<std::string>() : std::string("-")));
   }
   return 0;
 }
+
+constexpr MeasuredSection kAttention{"calibrate import-attention", "attention", "attention", models::make_attention_section};
+constexpr MeasuredSection kMamba{"calibrate import-mamba", "mamba", "Mamba-2 kernel", models::make_mamba_section};
 
 /// The profile's `tool.command_line` when it is a string, else "" (a wrong type is not an abort).
 Json command_line_of(const Json& profile) {
@@ -135,7 +148,23 @@ void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx) {
                   "Text for the section's `source` (where and how it was measured; default: from the file's gpu, "
                   "date and method)");
   add_format_option(sub, o->format);
-  sub->callback([o, &ctx] { ctx.exit_code = run_import_attention(*o); });
+  sub->callback([o, &ctx] { ctx.exit_code = run_import_measured(*o, kAttention); });
+}
+
+void register_calibrate_import_mamba(CLI::App* calibrate, Context& ctx) {
+  auto o = std::make_shared<ImportAttentionCmd>();
+  CLI::App* sub = calibrate->add_subcommand(
+      "import-mamba",
+      "Write measured Mamba-2 kernel times (mamba_ssm's SSD scan and gated RMSNorm, forward and backward, from "
+      "validation/session33/ssd_kernels.py) into a calibration profile's `mamba` section (replacing an old one; the "
+      "profile is rewritten atomically). The fused stack's Mamba-2 rows are then scaled to the nearest measured shape "
+      "(docs/hybrid.md)");
+  sub->add_option("FILE", o->file, "Mamba-2 kernel measurement JSON")->required();
+  sub->add_option("--into", o->into, "Calibration profile to update (a file path)")->required();
+  sub->add_option("--source", o->source,
+                  "Text for the section's `source` (where and how it was measured; default: from the file's meta)");
+  add_format_option(sub, o->format);
+  sub->callback([o, &ctx] { ctx.exit_code = run_import_measured(*o, kMamba); });
 }
 
 }  // namespace scalescope::cli

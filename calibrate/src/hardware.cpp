@@ -59,7 +59,8 @@ bool has_rows(const Json& doc, const char* key) {
 }
 
 bool has_gpu_part(const Json& doc) {
-  return has_rows(doc, "gemm") || (doc.contains("memory") && doc["memory"].is_object()) || doc.contains("attention");
+  return has_rows(doc, "gemm") || (doc.contains("memory") && doc["memory"].is_object()) || doc.contains("attention") ||
+         doc.contains("mamba");
 }
 
 /// `into` gains what `part` measured and `into` did not (section by section).
@@ -82,6 +83,10 @@ void merge(models::ComputeProfile& into, models::ComputeProfile part, std::vecto
   take(into.attention.empty(), !part.attention.empty(), "attention", [&] {
     into.attention = std::move(part.attention);
     into.attention_source = part.attention_source;
+  });
+  take(into.mamba.empty(), !part.mamba.empty(), "Mamba-2 kernels", [&] {
+    into.mamba = std::move(part.mamba);
+    into.mamba_source = part.mamba_source;
   });
   take(into.interference.empty(), !part.interference.empty(), "interference",
        [&] { into.interference = std::move(part.interference); });

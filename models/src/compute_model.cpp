@@ -168,6 +168,8 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
   for (auto& row : profile.attention) (row.shape.dropout > 0.0 ? with_dropout : m.attention_).push_back(std::move(row));
   m.dropout_factor_ = measured_dropout_factors(m.attention_, with_dropout, m.dropout_factor_);
   m.attention_source_ = profile.attention_source;
+  m.mamba_ = std::move(profile.mamba);
+  m.mamba_source_ = profile.mamba_source;
   std::vector<double> compute, comm;
   for (const auto& row : profile.interference) {
     if (!counts_as_collective(row)) continue;
@@ -446,6 +448,11 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
   } else {
     out.push_back({"attention_efficiency", assume_.attention_efficiency, "fraction of peak", Provenance::assumed,
                    "FlashAttention-2 (Dao 2023): 50-73% of A100 peak forward, less backward"});
+  }
+  if (!mamba_.empty()) {
+    out.push_back({"mamba_shapes", static_cast<double>(mamba_.size()), "shapes", Provenance::measured,
+                   profile_source_ + " `mamba` (" + mamba_source_ +
+                       "; each Mamba-2 kernel group's modelled bytes scaled to the nearest measured shape, docs/hybrid.md)"});
   }
   for (const auto& [b, kernel] : {std::pair{AttentionBackend::flash, "flash"}, std::pair{AttentionBackend::cudnn, "cudnn"}}) {
     const DropoutFactor& f = dropout_factor_[static_cast<std::size_t>(b)];

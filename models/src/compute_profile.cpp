@@ -111,6 +111,28 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         p.attention.push_back(std::move(a));
       }
     }
+    if (auto mb = root.find("mamba")) {
+      mb->expect_keys({"source", "imported_from", "rows"});
+      p.mamba_source = mb->get_string("source");
+      for (const JsonCursor& row : mb->at("rows").items()) {
+        row.expect_keys({"label", "batch", "seq", "heads", "head_dim", "groups", "state", "chunk", "ssd_forward_s",
+                         "ssd_backward_s", "gated_norm_forward_s", "gated_norm_backward_s"});
+        MambaSample m;
+        m.batch = row.at("batch").as_int_in(1, 1 << 24);
+        m.seq = row.at("seq").as_int_in(1, 1 << 24);
+        m.heads = static_cast<int>(row.at("heads").as_int_in(1, 1 << 16));
+        m.head_dim = static_cast<int>(row.at("head_dim").as_int_in(1, 1 << 16));
+        m.groups = static_cast<int>(row.at("groups").as_int_in(1, m.heads));
+        m.state = static_cast<int>(row.at("state").as_int_in(1, 1 << 16));
+        m.chunk = static_cast<int>(row.at("chunk").as_int_in(1, 1 << 16));
+        if (m.heads % m.groups != 0) row.at("groups").fail("expected a divisor of heads=" + std::to_string(m.heads));
+        for (int g = 0; g < kNumMambaGroups; ++g) {
+          const std::string key = std::string(to_string(static_cast<MambaGroup>(g))) + "_s";
+          if (row.has(key)) m.seconds[static_cast<std::size_t>(g)] = row.get_number_in(key, 1e-9, 1e3);
+        }
+        p.mamba.push_back(m);
+      }
+    }
     if (auto interf = root.find("interference")) {
       interf->expect_keys({"method", "gpus", "rows", "skipped", "imported_from"});
       if (auto rows = interf->find("rows")) {

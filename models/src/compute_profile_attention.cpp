@@ -1,4 +1,5 @@
-// Import of measured flash-attention timings into a calibration profile's `attention` section.
+// Import of measured flash-attention and Mamba-2 kernel timings into a calibration profile's `attention` and `mamba`
+// sections.
 #include "scalescope/models/compute_profile.hpp"
 
 namespace scalescope::models {
@@ -46,13 +47,50 @@ Expected<Json> make_attention_section(const Json& measurement, const std::string
   });
 }
 
-Expected<Json> with_attention_section(const Json& profile, const Json& section, const std::string& profile_file) {
+Expected<Json> with_profile_section(const Json& profile, const std::string& key, const Json& section,
+                                    const std::string& profile_file) {
   if (!profile.is_object()) return input_error(profile_file, "$", "expected a calibration profile object");
   Json out = profile;
-  out["attention"] = section;
+  out[key] = section;
   auto check = compute_profile_from_json(out, profile_file);
   if (!check) return check.error();
   return out;
+}
+
+Expected<Json> with_attention_section(const Json& profile, const Json& section, const std::string& profile_file) {
+  return with_profile_section(profile, "attention", section, profile_file);
+}
+
+Expected<Json> make_mamba_section(const Json& measurement, const std::string& file, const std::string& source) {
+  return catch_errors([&] {
+    const JsonCursor root(measurement, file);
+    root.expect_object();
+    root.expect_keys({"schema", "meta", "rows"});
+    const JsonCursor meta = root.at("meta");
+    const std::string gpu = meta.get_string("gpu", ""), timing = meta.get_string("timing", "");
+    Json section = Json::object();
+    section["source"] = source.empty() ? "measured on one " + (gpu.empty() ? std::string("GPU") : gpu) + " (mamba_ssm " +
+                                             meta.get_string("mamba_ssm", "?") + ", triton " +
+                                             meta.get_string("triton", "?") + ", torch " + meta.get_string("torch", "?") +
+                                             "): " + timing
+                                       : source;
+    section["imported_from"] = file;
+    Json rows = Json::array();
+    for (const JsonCursor& r : root.at("rows").items()) {
+      Json row = Json::object();
+      if (auto n = r.find("name")) row["label"] = n->as_string();
+      for (const char* key : {"batch", "seq", "heads", "head_dim", "groups", "state", "chunk"})
+        row[key] = r.get_positive_int(key);
+      for (int g = 0; g < kNumMambaGroups; ++g) {
+        const std::string key = std::string(to_string(static_cast<MambaGroup>(g))) + "_s";
+        if (r.has(key)) row[key] = r.get_positive(key);
+      }
+      rows.push_back(std::move(row));
+    }
+    if (rows.empty()) root.at("rows").fail("expected at least one row");
+    section["rows"] = std::move(rows);
+    return section;
+  });
 }
 
 }  // namespace scalescope::models

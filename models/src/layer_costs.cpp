@@ -3,6 +3,7 @@
 #include "scalescope/models/layer_costs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 
 #include <cmath>
@@ -164,11 +165,20 @@ struct ChargedRow {
   RowKernels k;
   Seconds charged;
 };
+/// Per MambaGroup, the factor its rows' modelled time takes (mamba_group_scales); 1: unscaled.
+using GroupScales = std::array<double, kNumMambaGroups>;
+constexpr GroupScales kUnscaled{1.0, 1.0, 1.0, 1.0};
+
 ChargedRow charge(const StackRow& r, const std::vector<double>& v, const ComputeModel& m, const StackProfile& st,
-                  const CostOptions& o) {
+                  const CostOptions& o, const GroupScales& scales = kUnscaled) {
   ChargedRow c{price(r, v, m, st, o), Seconds(0)};
   RowKernels& k = c.k;
   if (k.count == 0) return c;
+  if (r.group && scales[static_cast<std::size_t>(*r.group)] != 1.0) {
+    // The profile measured this kernel group: the measured time sets the level, the rows the change with the shape.
+    k.cost.time = k.cost.time * scales[static_cast<std::size_t>(*r.group)];
+    k.cost.provenance = Provenance::measured;
+  }
   if (r.time_s && r.kind != RowKind::fixed && !st.trace_values().empty()) {
     // Measured at the trace: the user's kernels set the level, the model the change with the shape.
     const RowKernels at_trace = price(r, st.trace_values(), m, st, o);
@@ -184,12 +194,13 @@ ChargedRow charge(const StackRow& r, const std::vector<double>& v, const Compute
 
 /// Adds the rows of `rows` that are in `which`.
 void add_rows(PhaseCost& out, const std::vector<StackRow>& rows, const std::vector<double>& v, const ComputeModel& m,
-              const StackProfile& st, const CostOptions& o, RowSet which = RowSet::all) {
+              const StackProfile& st, const CostOptions& o, RowSet which = RowSet::all,
+              const GroupScales& scales = kUnscaled) {
   for (const StackRow& r : rows) {
     if (which == RowSet::selective_recompute && !r.selective_recompute) continue;
     if (which == RowSet::before_sync && r.after_sync) continue;
     if (which == RowSet::after_sync && !r.after_sync) continue;
-    const ChargedRow c = charge(r, v, m, st, o);
+    const ChargedRow c = charge(r, v, m, st, o, scales);
     const RowKernels& k = c.k;
     if (k.count == 0) continue;
     if (k.count <= kExactKernels) {
@@ -220,25 +231,75 @@ CostOptions forward_options(const CostOptions& o) {
   return fwd;
 }
 
+/// log(a / b)^2, the distance of two sizes.
+double log_gap(double a, double b) {
+  const double l = std::log(a / b);
+  return l * l;
+}
+
+/// The factor each Mamba-2 kernel group of a Mamba-2 layer's rows takes: the profile's measured time over the rows'
+/// modelled time, both at the measured shape nearest the layer's (log distance over tokens, heads, head dim, groups,
+/// state and chunk of the rank); 1 for a group without a measurement (docs/hybrid.md).
+GroupScales mamba_group_scales(const ModelSpec& s, const Plan& p, const ComputeModel& m, const StackProfile& st,
+                               const CostOptions& o) {
+  GroupScales scales = kUnscaled;
+  const std::vector<MambaSample>& samples = m.mamba_samples();
+  if (samples.empty() || !s.mamba.enabled()) return scales;
+  const MambaSpec& mb = s.mamba;
+  const double tokens = static_cast<double>(p.mbs) * s.seq_len, tp = p.tp;
+  const MambaSample* best = nullptr;
+  double best_d = 0.0;
+  for (const MambaSample& x : samples) {
+    const double d = log_gap(tokens, static_cast<double>(x.batch * x.seq)) + log_gap(mb.heads / tp, x.heads) +
+                     log_gap(mb.head_dim, x.head_dim) + log_gap(std::max(1.0, mb.groups / tp), x.groups) +
+                     log_gap(mb.state, x.state) + log_gap(mb.chunk, x.chunk);
+    if (!best || d < best_d) best = &x, best_d = d;
+  }
+  // The rows at the measured shape: one rank (tp 1) running its heads and groups, x.batch sequences of x.seq tokens.
+  ModelSpec at = s;
+  at.seq_len = static_cast<int>(best->seq);
+  at.mamba = MambaSpec{best->heads, best->head_dim, best->state, best->groups, mb.conv_kernel, best->chunk};
+  Plan q = p;
+  q.tp = 1;
+  q.sp = false;
+  q.cp = 1;
+  q.mbs = static_cast<int>(best->batch);
+  const std::vector<double> v = st.bind(at, q, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, false, false,
+                                        LayerKind::mamba);
+  GroupScales modelled{};
+  for (StackPhase ph : {StackPhase::layer_forward, StackPhase::layer_backward}) {
+    for (const StackRow& r : st.phases[static_cast<std::size_t>(ph)]) {
+      if (!r.group) continue;
+      const RowKernels k = price(r, v, m, st, o);
+      modelled[static_cast<std::size_t>(*r.group)] += k.total().value;
+    }
+  }
+  for (std::size_t g = 0; g < scales.size(); ++g) {
+    if (best->seconds[g] > 0.0 && modelled[g] > 0.0) scales[g] = best->seconds[g] / modelled[g];
+  }
+  return scales;
+}
+
 LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer,
                     bool windowed, LayerKind kind = LayerKind::transformer) {
   const StackProfile& st = m.stack_for(s, p);
   const std::vector<double> v =
       st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed, kind);
   const CostOptions fwd = forward_options(o);
+  const GroupScales scales = kind == LayerKind::mamba ? mamba_group_scales(s, p, m, st, o) : kUnscaled;
   LayerCost c;
-  add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, fwd);
-  add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o);
+  add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::all, scales);
+  add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o, RowSet::all, scales);
   switch (p.recompute) {
     case Recompute::none: break;
     case Recompute::full: c.recompute = c.forward; break;
     case Recompute::selective:
-      add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::selective_recompute);
+      add_rows(c.recompute, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::selective_recompute, scales);
       break;
   }
   if (st.splits_at_host_sync()) {
-    add_rows(c.forward_before_sync, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::before_sync);
-    add_rows(c.forward_after_sync, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::after_sync);
+    add_rows(c.forward_before_sync, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::before_sync, scales);
+    add_rows(c.forward_after_sync, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::after_sync, scales);
   }
   return c;
 }
@@ -292,13 +353,14 @@ std::vector<KernelLine> layer_kernel_lines(const ModelSpec& s, const Plan& p, co
   const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer,
                                         s.windowed_layer_fraction() > 0.0, kind);
   std::vector<KernelLine> out;
+  const GroupScales scales = kind == LayerKind::mamba ? mamba_group_scales(s, p, m, st, o) : kUnscaled;
   const auto add = [&](const char* phase, StackPhase ph, const CostOptions& opt) {
     for (const StackRow& r : rows(st, ph)) {
-      const ChargedRow c = charge(r, v, m, st, opt);
+      const ChargedRow c = charge(r, v, m, st, opt, scales);
       if (c.k.count == 0) continue;
       const double n = c.k.count;
-      out.push_back({phase, r.name, r.kind, c.k.count, c.charged * n, c.k.flops * n, c.k.bytes * n,
-                     c.k.cost.provenance});
+      out.push_back({phase, r.name, r.kind, c.k.count, c.charged * n, c.k.cost.time * n, c.k.flops * n,
+                     c.k.bytes * n, c.k.cost.provenance});
     }
   };
   add("forward", StackPhase::layer_forward, forward_options(o));

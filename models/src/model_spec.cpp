@@ -24,6 +24,16 @@ std::string_view to_string(Positional p) {
   return "rope";
 }
 
+std::string_view to_string(MambaGroup g) {
+  switch (g) {
+    case MambaGroup::ssd_forward: return "ssd_forward";
+    case MambaGroup::ssd_backward: return "ssd_backward";
+    case MambaGroup::gated_norm_forward: return "gated_norm_forward";
+    case MambaGroup::gated_norm_backward: return "gated_norm_backward";
+  }
+  return "ssd_forward";
+}
+
 char pattern_char(LayerKind k) {
   switch (k) {
     case LayerKind::transformer: return 'T';

@@ -222,6 +222,9 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
     p.compute_provenance[i] = lc.forward.by_provenance[i] + lc.backward.by_provenance[i] + lc.recompute.by_provenance[i];
   }
   p.compute_inputs = compute.inputs();
+  if (!model.mamba.enabled()) {  // the profile's Mamba-2 rows price nothing of a model without Mamba-2 layers
+    std::erase_if(p.compute_inputs, [](const SourcedValue& v) { return v.name == "mamba_shapes"; });
+  }
   if (host && !o.host && !compute.host_cost()) {  // the stack's own host cost (compute.inputs() names --host-cost)
     p.compute_inputs.push_back({"host_per_layer_microbatch", host->module.value * 1e3, "ms",
                                 stack.host ? Provenance::measured : Provenance::fitted,

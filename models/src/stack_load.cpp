@@ -101,8 +101,13 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       break;
     case RowKind::memory:
       c.expect_keys({"name", "kind", "when", "kernels", "bytes", "bandwidth_factor", "scaling", "time_s",
-                     "selective_recompute", "after_sync", "note"});
+                     "selective_recompute", "after_sync", "group", "note"});
       r.bytes = expr_at(c.at("bytes"), t);
+      if (auto g = c.find("group")) {
+        const std::string name = g->as_enum({"ssd_forward", "ssd_backward", "gated_norm_forward", "gated_norm_backward"});
+        for (int i = 0; i < kNumMambaGroups; ++i)
+          if (to_string(static_cast<MambaGroup>(i)) == name) r.group = static_cast<MambaGroup>(i);
+      }
       r.bandwidth_factor = c.has("bandwidth_factor") && c.at("bandwidth_factor").as_bool();
       if (auto s = c.find("scaling")) r.linear_in_bytes = s->as_enum({"sweep", "bytes"}) == "bytes";
       break;

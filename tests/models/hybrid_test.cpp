@@ -12,6 +12,7 @@
 #include <string>
 
 #include "scalescope/models/builder.hpp"
+#include "scalescope/models/compute_profile.hpp"
 #include "scalescope/models/counts.hpp"
 #include "scalescope/models/hf_import.hpp"
 #include "scalescope/models/layer_costs.hpp"
@@ -342,6 +343,74 @@ TEST(LayerKernels, EachKindsRowsAddUpToItsLayerCost) {
   for (const KernelLine& k : layer_kernel_lines(llama, p, r.compute, {}, LayerKind::transformer))
     if (k.phase == "forward") fwd += k.time.value;
   EXPECT_NEAR(fwd, layer_cost(llama, p, r.compute).forward.time.value, 1e-12 * fwd);
+}
+
+// A profile's measured Mamba-2 kernel groups (`mamba` rows) set the level of the fused stack's rows of each group: at
+// the measured shape a group's rows' GPU time (before the launch floor) adds up to the measured time, at another shape to it times the rows' own change
+// (their modelled time there over their modelled time at the measured shape); unmeasured groups keep the model.
+TEST(HybridProfile, MeasuredKernelGroupsScaleTheirRows) {
+  const GpuSpec gpu = load_cluster_by_name_or_path("dgx-h100-8").value().gpu_spec();
+  const ModelSpec m = small_hybrid("MMMM");  // 32 heads of 64, 4 groups, state 128, chunks of 128
+  const Plan at = plan("dp=1,mbs=2,gbs=2,precision=bf16"), twice = plan("dp=1,mbs=4,gbs=4,precision=bf16");
+  const auto group_time = [&](const ComputeModel& cm, const Plan& p, const char* group) {
+    double t = 0.0;
+    const StackProfile& st = cm.stack_for(m, p);
+    for (const KernelLine& k : layer_kernel_lines(m, p, cm, {}, LayerKind::mamba)) {
+      for (StackPhase ph : {StackPhase::layer_forward, StackPhase::layer_backward})
+        for (const StackRow& r : st.phases[static_cast<std::size_t>(ph)])
+          if (r.name == k.name && r.group && to_string(*r.group) == group) t += k.device.value;
+    }
+    return t;
+  };
+  const ComputeModel plain = ComputeModel::datasheet(gpu).value();
+  ComputeProfile prof;
+  prof.source = "test";
+  MambaSample x;
+  x.batch = 2;
+  x.seq = 1024;
+  x.heads = 32;
+  x.head_dim = 64;
+  x.groups = 4;
+  x.state = 128;
+  x.chunk = 128;
+  x.seconds = {300e-6, 900e-6, 0.0, 0.0};  // the gated norm not measured
+  prof.mamba = {x};
+  prof.mamba_source = "test rows";
+  const ComputeModel measured = ComputeModel::with_profile(gpu, prof).value();
+  EXPECT_NEAR(group_time(measured, at, "ssd_forward"), 300e-6, 1e-12);
+  EXPECT_NEAR(group_time(measured, at, "ssd_backward"), 900e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(group_time(measured, at, "gated_norm_forward"), group_time(plain, at, "gated_norm_forward"));
+  // Twice the tokens: the measured level times the rows' own growth.
+  const double growth = group_time(plain, twice, "ssd_forward") / group_time(plain, at, "ssd_forward");
+  EXPECT_NEAR(group_time(measured, twice, "ssd_forward"), 300e-6 * growth, 1e-12);
+  for (const KernelLine& k : layer_kernel_lines(m, at, measured, {}, LayerKind::mamba))
+    if (k.name == "ssd chunk scan") EXPECT_EQ(k.provenance, Provenance::measured);
+}
+
+TEST(HybridProfile, AMambaMeasurementBecomesAProfileSection) {
+  const Json measurement = Json::parse(R"({"meta": {"gpu": "NVIDIA H200", "mamba_ssm": "2.3.2.post1", "triton": "3.6.0",
+      "torch": "2.11.0", "timing": "queued behind a GPU sleep"},
+    "rows": [{"name": "nano", "batch": 1, "seq": 8192, "heads": 64, "head_dim": 64, "groups": 8, "state": 128,
+              "chunk": 128, "ssd_forward_s": 3.3e-4, "ssd_backward_s": 1.2e-3, "gated_norm_forward_s": 5.3e-5,
+              "gated_norm_backward_s": 2.5e-4, "host_ssd_forward_s": 9e-4}]})");
+  auto section = make_mamba_section(measurement, "m.json", "");
+  ASSERT_TRUE(section.has_value()) << section.error().str();
+  EXPECT_EQ((*section)["rows"][0]["label"], "nano");
+  EXPECT_EQ((*section)["rows"][0].count("host_ssd_forward_s"), 0u);
+  EXPECT_NE((*section)["source"].get<std::string>().find("NVIDIA H200 (mamba_ssm 2.3.2.post1"), std::string::npos);
+  const Json profile = {{"schema", "scalescope.calibration/1"}};
+  auto with = with_profile_section(profile, "mamba", *section, "p.json");
+  ASSERT_TRUE(with.has_value()) << with.error().str();
+  auto back = compute_profile_from_json(*with, "p.json");
+  ASSERT_TRUE(back.has_value()) << back.error().str();
+  ASSERT_EQ(back->mamba.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->mamba[0].seconds[1], 1.2e-3);
+  Json bad = *with;
+  bad["mamba"]["rows"][0]["groups"] = 5;
+  auto refused = compute_profile_from_json(bad, "p.json");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().str().find("$.mamba.rows[0].groups: expected a divisor of heads=64"), std::string::npos)
+      << refused.error().str();
 }
 
 }  // namespace

@@ -33,3 +33,5 @@ if __name__ == "__main__":
     compare("predictions.json", "measured.json", "first set, blind (per-group reads)")
     compare("predictions1-revised.json", "measured.json", "first set with per-head reads (in-sample for that change)")
     compare("predictions2.json", "measured2.json", "second set, blind (per-head reads)")
+    compare("predictions2-anchored-on-run1.json", "measured2.json",
+            "second set from the first set's measured rows (profile `mamba` section; held out)")

@@ -7,7 +7,7 @@ the SSD forward is the rows ssd chunk cumsum .. ssd chunk scan, its backward the
 ddt (mamba_ssm's _mamba_chunk_scan_combined_bwd recomputes the states and C B^T first, as the rows do), the gated norm
 the rows mamba gated norm (backward). Run before the measurement; nothing in it is fitted to the GPU's times.
 
-Usage: predict_ssd.py SCALESCOPE_BINARY OUT.json [--second-set]
+Usage: predict_ssd.py SCALESCOPE_BINARY OUT.json [--second-set] [--calibration PROFILE]
 """
 import json
 import subprocess
@@ -42,7 +42,7 @@ BWD = ["ssd recompute states and C B^T", "ssd backward dstates", "ssd backward s
        "ssd backward ddt"]
 
 
-def predict(binary, name, b, l, h, p, g, n, q):
+def predict(binary, calibration, name, b, l, h, p, g, n, q):
     model = {"name": "mamba-" + name, "layers": 1, "hidden": 2048, "heads": 16, "kv_heads": 16, "ffn_hidden": 8192,
              "ffn": "gelu", "norm": "rmsnorm", "bias": False, "vocab": 32000, "tied_embeddings": False,
              "seq_len": l, "positional": "none", "hybrid_pattern": "M", "mamba_heads": h, "mamba_head_dim": p,
@@ -50,7 +50,7 @@ def predict(binary, name, b, l, h, p, g, n, q):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(model, f)
     out = subprocess.run([binary, "simulate", "--model", f.name, "--cluster", "hgx-h200-8", "--calibration",
-                          "calibrate/profiles/h200-gpu.json", "--plan", f"dp=1,mbs={b},gbs={b},precision=bf16",
+                          calibration, "--plan", f"dp=1,mbs={b},gbs={b},precision=bf16",
                           "--kernels", "--format", "json"], capture_output=True, text=True, check=True).stdout
     rows = {r["name"]: r for r in json.loads(out)["kernels"][0]["rows"]}
     t = lambda names: sum(rows[x]["time_s"] for x in names)
@@ -62,10 +62,11 @@ def predict(binary, name, b, l, h, p, g, n, q):
 
 
 def main():
-    binary, out = sys.argv[1], sys.argv[2]
-    shapes = [predict(binary, *s) for s in (SHAPES2 if "--second-set" in sys.argv[3:] else SHAPES)]
+    binary, out, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+    calibration = rest[rest.index("--calibration") + 1] if "--calibration" in rest else "calibrate/profiles/h200-gpu.json"
+    shapes = [predict(binary, calibration, *s) for s in (SHAPES2 if "--second-set" in rest else SHAPES)]
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    json.dump({"predicted_with": "scalescope simulate --kernels, hgx-h200-8, calibrate/profiles/h200-gpu.json, "
+    json.dump({"predicted_with": "scalescope simulate --kernels, hgx-h200-8, " + calibration + ", "
                                  "fused stack, at commit " + commit + " (the rows are models/stacks/fused.json's)",
                "shapes": shapes}, open(out, "w"), indent=1)
     for s in shapes:

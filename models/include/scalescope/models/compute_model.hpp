@@ -136,6 +136,14 @@ struct AttentionSample {
 class StackProfile;  // stack_profile.hpp
 
 /// What the compute model uses from a calibration profile (see compute_profile.hpp for the loader).
+/// One measured Mamba-2 shape (profile `mamba` rows, validation/session33/ssd_kernels.py): the GPU time of each
+/// kernel group of mamba_ssm's scan and gated RMSNorm at `batch` sequences of `seq` tokens.
+struct MambaSample {
+  std::int64_t batch = 1, seq = 1;
+  int heads = 1, head_dim = 1, groups = 1, state = 1, chunk = 1;
+  std::array<double, kNumMambaGroups> seconds{};  ///< by MambaGroup; 0: not measured
+};
+
 struct ComputeProfile {
   std::string source;  ///< the profile file, for provenance
   std::string gpu;     ///< GPU model named in the profile (may be empty)
@@ -152,6 +160,8 @@ struct ComputeProfile {
   std::vector<AttentionSample> attention;              ///< measured flash-attention shapes (some with dropout)
   std::string attention_source;                        ///< the `attention` section's `source` text
   std::vector<InterferenceSample> interference;         ///< measured compute-communication pairs
+  std::vector<MambaSample> mamba;                      ///< measured Mamba-2 kernel groups
+  std::string mamba_source;                            ///< the `mamba` section's `source` text
 };
 
 /// Numbers the model has to assume where nothing is measured; each default states its source.
@@ -246,6 +256,10 @@ class ComputeModel {
   void set_interference(Interference f, std::string source);
   /// The factor attention dropout multiplies a pass's time by on `backend` (header comment).
   double attention_dropout_factor(AttentionBackend backend, bool backward) const;
+  /// The profile's measured Mamba-2 shapes (empty without a `mamba` section): layer_costs scales a stack row group's
+  /// modelled time by measured / modelled at the nearest of them (docs/hybrid.md).
+  const std::vector<MambaSample>& mamba_samples() const { return mamba_; }
+  const std::string& mamba_source() const { return mamba_source_; }
   /// Measured attention rows in use (0 without a profile `attention` section).
   std::size_t attention_rows() const { return attention_.size(); }
   /// The longest sequence of the measured whole-sequence attention rows (flash, cudnn; not varlen documents), 0
@@ -270,6 +284,8 @@ class ComputeModel {
 
   std::vector<GemmSample> gemms_;
   std::vector<AttentionSample> attention_;  ///< rows without dropout
+  std::vector<MambaSample> mamba_;
+  std::string mamba_source_;
   std::string attention_source_;
   /// t(dropout) / t(none) of the forward and backward pass by backend (header comment); `measured_pairs` 0: built in.
   struct DropoutFactor {

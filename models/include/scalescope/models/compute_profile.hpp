@@ -54,4 +54,13 @@ Expected<Json> make_attention_section(const Json& measurement, const std::string
 /// the result with compute_profile_from_json.
 Expected<Json> with_attention_section(const Json& profile, const Json& section, const std::string& profile_file);
 
+/// A profile `mamba` section from a Mamba-2 kernel measurement (validation/session33/ssd_kernels.py: {meta: {gpu,
+/// torch, triton, mamba_ssm, timing, ...}, rows: [{name?, batch, seq, heads, head_dim, groups, state, chunk,
+/// ssd_forward_s, ssd_backward_s, gated_norm_forward_s, gated_norm_backward_s, host_*?, *_bytes?}]}): {source,
+/// imported_from, rows: [{label?, batch, seq, heads, head_dim, groups, state, chunk, ssd_forward_s, ...}]}.
+Expected<Json> make_mamba_section(const Json& measurement, const std::string& file, const std::string& source);
+/// `profile` with its top-level `key` section set to `section`, checked by reading the result.
+Expected<Json> with_profile_section(const Json& profile, const std::string& key, const Json& section,
+                                    const std::string& profile_file);
+
 }  // namespace scalescope::models

@@ -17,6 +17,7 @@ struct KernelLine {
   RowKind kind = RowKind::memory;
   int kernels = 0;
   Seconds time;        ///< all its kernels, as charged on the stream (launch floor or measured gap included)
+  Seconds device;      ///< all its kernels' GPU time, before the launch floor
   double flops = 0.0;  ///< all its kernels
   Bytes bytes;         ///< all its kernels (memory-bound and attention rows)
   Provenance provenance = Provenance::assumed;

@@ -83,6 +83,12 @@ struct MambaSpec {
   bool operator==(const MambaSpec&) const = default;
 };
 
+/// The kernel groups of a Mamba-2 layer a profile measures (`mamba` rows) and the fused stack's rows name (`group`).
+enum class MambaGroup : std::uint8_t { ssd_forward, ssd_backward, gated_norm_forward, gated_norm_backward };
+inline constexpr int kNumMambaGroups = 4;
+/// "ssd_forward", ...: the rows' `group` values and the measurement's keys without "_s".
+std::string_view to_string(MambaGroup g);
+
 /// What one layer runs. A transformer layer is attention then an MLP (or the MoE block of an MoE layer); the layers
 /// of a hybrid model (ModelSpec::hybrid_pattern, Megatron-Core's hybrid_override_pattern) run one block each: a
 /// Mamba-2 mixer ('M'), attention ('*'), an MLP ('-') or an MoE block ('E'), each behind its own norm and residual.

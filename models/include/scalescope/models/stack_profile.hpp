@@ -56,6 +56,9 @@ std::string_view to_string(RowKind k);
 struct StackRow {
   std::string name;
   RowKind kind = RowKind::memory;
+  /// A measured kernel group the row belongs to (`group`: "ssd_forward", "ssd_backward", "gated_norm_forward",
+  /// "gated_norm_backward"): where the profile measured that group (`mamba` rows), the group's rows are scaled to it.
+  std::optional<MambaGroup> group;
   Expr when;     ///< empty: always
   Expr kernels;  ///< kernels the row stands for (default 1)
   // gemm
