@@ -81,10 +81,14 @@ Expected<Json> make_mamba_section(const Json& measurement, const std::string& fi
       if (auto n = r.find("name")) row["label"] = n->as_string();
       for (const char* key : {"batch", "seq", "heads", "head_dim", "groups", "state", "chunk"})
         row[key] = r.get_positive_int(key);
+      if (row["heads"].get<std::int64_t>() % row["groups"].get<std::int64_t>() != 0)
+        r.at("groups").fail("expected a divisor of heads=" + std::to_string(row["heads"].get<std::int64_t>()));
+      bool timed = false;
       for (int g = 0; g < kNumMambaGroups; ++g) {
         const std::string key = std::string(to_string(static_cast<MambaGroup>(g))) + "_s";
-        if (r.has(key)) row[key] = r.get_positive(key);
+        if (r.has(key)) row[key] = r.get_positive(key), timed = true;
       }
+      if (!timed) r.fail("expected at least one of ssd_forward_s, ssd_backward_s, gated_norm_forward_s, gated_norm_backward_s");
       rows.push_back(std::move(row));
     }
     if (rows.empty()) root.at("rows").fail("expected at least one row");

@@ -95,3 +95,16 @@ def test_the_gil_is_released_during_a_search():
         ticks += 1
     t.join()
     assert ticks > 10000
+
+
+def test_hybrid_models_reach_the_library(cli_json):
+    # Nemotron 3 Nano (23 Mamba-2, 23 MoE and 6 attention layers: docs/hybrid.md) from the catalog: the module and
+    # the CLI agree, its exact counts are the model card's 31.6B, and the eager stack, which has no Mamba-2 rows,
+    # is refused with the property named.
+    args = ["--model", "nemotron-3-nano-30b-a3b", "--cluster", "hgx-h200-8", "--plan", "dp=8,ep=8,zero=1,gbs=8,precision=fp8"]
+    py = scalescope.simulate("nemotron-3-nano-30b-a3b", "hgx-h200-8", "dp=8,ep=8,zero=1,gbs=8,precision=fp8")
+    assert py == cli_json("simulate", *args)
+    assert 0 < py["mfu"] < 1
+    assert scalescope.model("nemotron-3-nano-30b-a3b")["hybrid_pattern"].count("M") == 23
+    with pytest.raises(scalescope.InputError, match="properties.hybrid"):
+        scalescope.simulate("nemotron-3-nano-30b-a3b", "hgx-h200-8", "dp=8,ep=8,zero=1,gbs=8", framework="pytorch-eager")

@@ -383,8 +383,11 @@ TEST(HybridProfile, MeasuredKernelGroupsScaleTheirRows) {
   // Twice the tokens: the measured level times the rows' own growth.
   const double growth = group_time(plain, twice, "ssd_forward") / group_time(plain, at, "ssd_forward");
   EXPECT_NEAR(group_time(measured, twice, "ssd_forward"), 300e-6 * growth, 1e-12);
-  for (const KernelLine& k : layer_kernel_lines(m, at, measured, {}, LayerKind::mamba))
-    if (k.name == "ssd chunk scan") EXPECT_EQ(k.provenance, Provenance::measured);
+  for (const KernelLine& k : layer_kernel_lines(m, at, measured, {}, LayerKind::mamba)) {
+    if (k.name == "ssd chunk scan") {
+      EXPECT_EQ(k.provenance, Provenance::measured);
+    }
+  }
 }
 
 TEST(HybridProfile, AMambaMeasurementBecomesAProfileSection) {
