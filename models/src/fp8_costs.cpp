@@ -112,19 +112,6 @@ double fp8_linear_params_of(const ModelSpec& s, const Plan& p, LayerKind kind, b
          static_cast<double>(l.expert_weight) * (s.moe.experts / p.ep) / p.etp;
 }
 
-double fp8_linear_params_per_rank(const ModelSpec& s, const Plan& p, bool moe_layer) {
-  if (!s.is_hybrid()) return fp8_linear_params_of(s, p, LayerKind::transformer, moe_layer);
-  if (moe_layer) return fp8_linear_params_of(s, p, LayerKind::moe);
-  double sum = 0.0;
-  int n = 0;
-  for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) {
-    const int layers = s.layers_of_kind(k);
-    sum += layers * fp8_linear_params_of(s, p, k);
-    n += layers;
-  }
-  return n > 0 ? sum / n : 0.0;
-}
-
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& p) {
   return Bytes(p.fp8() && !p.fp8_params ? 2.0 * linear_params : 0.0);
 }

@@ -280,13 +280,28 @@ GroupScales mamba_group_scales(const ModelSpec& s, const Plan& p, const ComputeM
   return scales;
 }
 
+/// One layer's rows bound to the plan: the stack, its symbol values, the forward's options and the measured groups'
+/// scales (one_layer and layer_kernel_lines price the same rows from it).
+struct BoundLayer {
+  const StackProfile& st;
+  std::vector<double> v;
+  CostOptions fwd;
+  GroupScales scales;
+};
+BoundLayer bind_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer,
+                      bool windowed, LayerKind kind) {
+  const StackProfile& st = m.stack_for(s, p);
+  return {st, st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed, kind),
+          forward_options(o), kind == LayerKind::mamba ? mamba_group_scales(s, p, m, st, o) : kUnscaled};
+}
+
 LayerCost one_layer(const ModelSpec& s, const Plan& p, const ComputeModel& m, const CostOptions& o, bool moe_layer,
                     bool windowed, LayerKind kind = LayerKind::transformer) {
-  const StackProfile& st = m.stack_for(s, p);
-  const std::vector<double> v =
-      st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer, windowed, kind);
-  const CostOptions fwd = forward_options(o);
-  const GroupScales scales = kind == LayerKind::mamba ? mamba_group_scales(s, p, m, st, o) : kUnscaled;
+  const BoundLayer b = bind_layer(s, p, m, o, moe_layer, windowed, kind);
+  const StackProfile& st = b.st;
+  const std::vector<double>& v = b.v;
+  const CostOptions& fwd = b.fwd;
+  const GroupScales& scales = b.scales;
   LayerCost c;
   add_rows(c.forward, rows(st, StackPhase::layer_forward), v, m, st, fwd, RowSet::all, scales);
   add_rows(c.backward, rows(st, StackPhase::layer_backward), v, m, st, o, RowSet::all, scales);
@@ -349,21 +364,18 @@ LayerCost layer_cost(const ModelSpec& s, const Plan& p, const ComputeModel& m, c
 
 std::vector<KernelLine> layer_kernel_lines(const ModelSpec& s, const Plan& p, const ComputeModel& m,
                                            const CostOptions& o, LayerKind kind, bool moe_layer) {
-  const StackProfile& st = m.stack_for(s, p);
-  const std::vector<double> v = st.bind(s, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe_layer,
-                                        s.windowed_layer_fraction() > 0.0, kind);
+  const BoundLayer b = bind_layer(s, p, m, o, moe_layer, s.windowed_layer_fraction() > 0.0, kind);
   std::vector<KernelLine> out;
-  const GroupScales scales = kind == LayerKind::mamba ? mamba_group_scales(s, p, m, st, o) : kUnscaled;
   const auto add = [&](const char* phase, StackPhase ph, const CostOptions& opt) {
-    for (const StackRow& r : rows(st, ph)) {
-      const ChargedRow c = charge(r, v, m, st, opt, scales);
+    for (const StackRow& r : rows(b.st, ph)) {
+      const ChargedRow c = charge(r, b.v, m, b.st, opt, b.scales);
       if (c.k.count == 0) continue;
       const double n = c.k.count;
       out.push_back({phase, r.name, r.kind, c.k.count, c.charged * n, c.k.cost.time * n, c.k.flops * n,
                      c.k.bytes * n, c.k.cost.provenance});
     }
   };
-  add("forward", StackPhase::layer_forward, forward_options(o));
+  add("forward", StackPhase::layer_forward, b.fwd);
   add("backward", StackPhase::layer_backward, o);
   return out;
 }

@@ -122,18 +122,21 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
     return st.bind_memory(st.bind(m, p, o.flash_attention, o.dropout, o.vocab_multiple, 0.0, moe, false, kind), sv);
   };
   const std::vector<double> v_moe = moe_layers > 0 ? bind_kind(true, moe_kind) : std::vector<double>{};
-  // Hybrid models: the stage's Mamba-2, attention and MLP layers, each with its own rules (docs/hybrid.md).
+  // The stage's non-MoE layers by kind, each with its own rules: a transformer model's dense layers; a hybrid model's
+  // Mamba-2, attention and MLP layers (docs/hybrid.md).
   struct KindLayers {
     LayerKind kind;
-    int layers;
+    double layers;
     std::vector<double> values;
   };
   std::vector<KindLayers> kinds;
   if (spec.is_hybrid()) {
     for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp}) {
       const int n = layout.kind_layers_on_stage(spec, k, stage);
-      if (n > 0) kinds.push_back({k, n, bind_kind(false, k)});
+      if (n > 0) kinds.push_back({k, static_cast<double>(n), bind_kind(false, k)});
     }
+  } else {
+    kinds.push_back({LayerKind::transformer, sv.layers - moe_layers, v});
   }
   const std::vector<double>& tr = st.trace_memory_values();
   auto at_trace = [&](const Expr& e) { return tr.empty() ? 0.0 : bytes_of(e, tr).value; };
@@ -150,13 +153,9 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   b.optimizer = b.optimizer * ks;
 
   const auto per_layer = [&](const std::vector<double>& vals) { return Bytes(layer_activations(rules, vals, tr)); };
-  const double dense_layers = sv.layers - moe_layers;
-  // Transformer Engine's FP8 memory (fp8_costs.hpp), unless the stack's anchors measured its own FP8 program.
+  // Transformer Engine's FP8 memory (fp8_costs.hpp), unless the stack's anchors measured its own FP8 program: FP8
+  // linear inputs saved at 1 byte.
   const bool te_fp8 = !fp8_measured_in_stack(st);
-  if (kinds.empty()) {
-    b.activations = per_layer(v) * (dense_layers * b.inflight);
-    if (te_fp8) b.activations -= fp8_activation_saving(m, p) * (dense_layers * b.inflight);  // FP8 linear inputs
-  }
   for (const KindLayers& k : kinds) {
     b.activations += per_layer(k.values) * (k.layers * b.inflight);
     if (te_fp8) b.activations -= fp8_activation_saving(m, p, false, k.kind) * (k.layers * b.inflight);
@@ -168,7 +167,6 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   v[st.symbols().size() + 6] = b.activations.value;  // `activations` (stack_memory_extra_symbols()[6])
 
   b.embedding_logits = bytes_of(rules.embedding_logits, v);
-  b.recompute_workspace = kinds.empty() ? bytes_of(rules.recompute_workspace, v) : Bytes(0);
   for (const KindLayers& k : kinds)
     b.recompute_workspace = std::max(b.recompute_workspace, bytes_of(rules.recompute_workspace, k.values));
   if (moe_layers > 0) b.recompute_workspace = std::max(b.recompute_workspace, bytes_of(rules.recompute_workspace, v_moe));
@@ -202,8 +200,7 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
   // copies and transposes of the stage's linear weights.
   b.recompute_workspace += cp_buffer_bytes(spec, p);
   if (te_fp8) {
-    double linear = moe_layers * fp8_linear_params_per_rank(spec, p, true);
-    if (kinds.empty()) linear = dense_layers * fp8_linear_params_per_rank(spec, p, false) + linear;
+    double linear = moe_layers * fp8_linear_params_of(spec, p, moe_kind, true);
     for (const KindLayers& k : kinds) linear += k.layers * fp8_linear_params_of(spec, p, k.kind);
     b.weights += fp8_weight_copy_bytes(linear, p);
   }

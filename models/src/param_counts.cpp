@@ -224,17 +224,12 @@ StageParams params_per_tp_rank(const ModelSpec& s, const PipelineLayout& layout,
     }
     p.dense_layer = others > 0 ? (other + others / 2) / others : 0;
     p.largest_layer = std::max(p.largest_layer, moe.first);
-    int first_layer = 0;
-    for (std::size_t ch = 0; ch < layout.layers_per_chunk.size(); ++ch) {
-      const int count = layout.layers_per_chunk[ch];
-      if (static_cast<int>(ch) % layout.pp == stage) {
-        for (int i = first_layer; i < first_layer + count; ++i) {
-          const auto l = on_rank(s.layer_kind(i));
-          p.layers += l.first;
-          p.experts += l.second;
-        }
-      }
-      first_layer += count;
+    for (LayerKind k : {LayerKind::mamba, LayerKind::attention, LayerKind::mlp, LayerKind::moe}) {
+      const int n = layout.kind_layers_on_stage(s, k, stage);
+      if (n == 0) continue;
+      const auto l = on_rank(k);
+      p.layers += l.first * n;
+      p.experts += l.second * n;
     }
   } else {
     const auto dense = layer_on_rank(layer_params(s, false), tp, ep, etp);

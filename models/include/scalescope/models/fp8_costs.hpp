@@ -66,10 +66,9 @@ LayerCost fp8_layer_cost(const ModelSpec& spec, const Plan& plan, const ComputeM
 LayerCost fp8_layer_cost_of(const ModelSpec& spec, const Plan& plan, const ComputeModel& model, int microbatches,
                             LayerKind kind, bool moe_layer = false);
 
-/// Linear weights of one layer that one rank casts to FP8 (dense layer, or an MoE layer's attention, shared
-/// experts and its E / ep routed experts / etp).
-double fp8_linear_params_per_rank(const ModelSpec& spec, const Plan& plan, bool moe_layer);
-/// The same for one layer of kind `kind`.
+/// Linear weights of one layer of kind `kind` that one rank casts to FP8: a transformer layer (dense, or with `moe_layer`
+/// an MoE layer's attention, shared experts and its E / ep routed experts / etp), or a hybrid model's Mamba-2,
+/// attention, MLP or MoE layer.
 double fp8_linear_params_of(const ModelSpec& spec, const Plan& plan, LayerKind kind, bool moe_layer = false);
 
 /// Extra bytes of FP8 weight copies for `linear_params` linear weights held by a rank (0 unless fp8).
