@@ -11,6 +11,7 @@ void register_calibrate_report(CLI::App* calibrate, Context& ctx);  // cmd_calib
 void register_calibrate_check(CLI::App* calibrate, Context& ctx);   // cmd_calibrate_check.cpp
 void register_calibrate_import_attention(CLI::App* calibrate, Context& ctx);  // cmd_calibrate_import.cpp
 void register_calibrate_import_mamba(CLI::App* calibrate, Context& ctx);      // cmd_calibrate_import.cpp
+void register_calibrate_import_power(CLI::App* calibrate, Context& ctx);      // cmd_calibrate_import.cpp
 void register_calibrate_import_section(CLI::App* calibrate, Context& ctx);    // cmd_calibrate_import.cpp
 void register_calibrate_shapes(CLI::App* calibrate, Context& ctx);            // cmd_calibrate_shapes.cpp
 void register_calibrate_attention_check(CLI::App* calibrate, Context& ctx);   // cmd_calibrate_attention.cpp
@@ -91,6 +92,7 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   register_calibrate_check(sub, ctx);
   register_calibrate_import_attention(sub, ctx);
   register_calibrate_import_mamba(sub, ctx);
+  register_calibrate_import_power(sub, ctx);
   register_calibrate_attention_check(sub, ctx);
   register_calibrate_import_section(sub, ctx);
   register_calibrate_shapes(sub, ctx);

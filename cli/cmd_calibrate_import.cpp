@@ -2,10 +2,15 @@
 // (validation/attention/measure_attention.py output) into a calibration profile's `attention` section.
 // `scalescope calibrate import-mamba FILE --into PROFILE`: the same for measured Mamba-2 kernel times
 // (validation/session33/ssd_kernels.py output) and the profile's `mamba` section.
+// `scalescope calibrate import-power FILE... --into PROFILE`: the profile's `power` section from power-cap
+// measurements (validation/clocks/power_mix.py output, one file per GEMM precision; docs/power.md).
 // `scalescope calibrate import-section SECTION FROM --into PROFILE`: copies one section (e.g.
 // `interference`) from another run of scalescope-calibrate into a profile.
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "scalescope/calibrate/profile.hpp"
@@ -72,6 +77,72 @@ int run_import_measured(const ImportAttentionCmd& o, const MeasuredSection& m) {
 
 constexpr MeasuredSection kAttention{"calibrate import-attention", "attention", "attention", models::make_attention_section};
 constexpr MeasuredSection kMamba{"calibrate import-mamba", "mamba", "Mamba-2 kernel", models::make_mamba_section};
+
+struct ImportPowerCmd {
+  std::vector<std::string> files;
+  std::string into, source;
+  Format format = Format::text;
+};
+
+int run_import_power(const ImportPowerCmd& o) {
+  const std::string cmd = "calibrate import-power";
+  std::vector<std::pair<Json, std::string>> measurements;
+  for (const std::string& f : o.files) {
+    auto doc = read_json_file(f);
+    if (!doc) return report(cmd, doc.error());
+    measurements.emplace_back(std::move(doc).value(), f);
+  }
+  auto section = models::make_power_section(measurements, o.source);
+  if (!section) return report(cmd, section.error());
+  auto profile = read_json_file(o.into);
+  if (!profile) return report(cmd, profile.error());
+  auto updated = models::with_profile_section(*profile, "power", *section, o.into);
+  if (!updated) return report(cmd, updated.error());
+  if (auto ok = rewrite_section(o.into, "power", (*updated)["power"]); !ok) return report(cmd, ok.error());
+  if (o.format == Format::json) {
+    print_stdout(dump_json(Json{{"profile", o.into}, {"power", *section}}));
+    return 0;
+  }
+  const Json& sec = *section;
+  auto num = [](double v, const char* fmt) {
+    char b[32];
+    std::snprintf(b, sizeof b, fmt, v);
+    return std::string(b);
+  };
+  std::string out = "wrote the power section into " + o.into + ": idle " + num(sec["idle_w"].get<double>(), "%.1f") +
+                    " W, capped " + num(sec["capped_w"].get<double>(), "%.1f") + " W\n";
+  Table t;
+  t.header = {"class", "W while running", "per unit of work", "kernels"};
+  t.right_align = {false, true, true, true};
+  for (const auto& [name, c] : sec["classes"].items()) {
+    const bool bytes = c["unit"] == "byte";
+    t.rows.push_back({name, num(c["watts"].get<double>(), "%.0f"),
+                      num(c["joules_per_unit"].get<double>() * 1e12, "%.3g") + (bytes ? " pJ/B" : " pJ/FLOP"),
+                      std::to_string(c["kernels"].size())});
+  }
+  out += t.to_text();
+  Table k;
+  k.header = {"kernel", "class", "measured W", "modelled W"};
+  k.right_align = {false, false, true, true};
+  for (const Json& r : sec["kernels"]) {
+    k.rows.push_back({r["name"].get<std::string>() + (r["fitted"].get<bool>() ? "" : " (not fitted)"),
+                      r["class"].get<std::string>(),
+                      num(r["measured_w"].get<double>(), "%.0f"), num(r["modelled_w"].get<double>(), "%.0f")});
+  }
+  out += "\n" + k.to_text();
+  if (!sec["checks"].empty()) {
+    Table c;
+    c.header = {"mix (check: not fitted)", "GEMM share", "GEMM rate / bursts, measured", "modelled"};
+    c.right_align = {false, true, true, true};
+    for (const Json& r : sec["checks"]) {
+      c.rows.push_back({r["file"].get<std::string>(), num(r["gemm_share"].get<double>(), "%.2f"),
+                        num(r["measured"].get<double>(), "%.3f"), num(r["modelled"].get<double>(), "%.3f")});
+    }
+    out += "\n" + c.to_text();
+  }
+  print_stdout(out);
+  return 0;
+}
 
 /// The profile's `tool.command_line` when it is a string, else "" (a wrong type is not an abort).
 Json command_line_of(const Json& profile) {
@@ -165,6 +236,23 @@ void register_calibrate_import_mamba(CLI::App* calibrate, Context& ctx) {
                   "Text for the section's `source` (where and how it was measured; default: from the file's meta)");
   add_format_option(sub, o->format);
   sub->callback([o, &ctx] { ctx.exit_code = run_import_measured(*o, kMamba); });
+}
+
+void register_calibrate_import_power(CLI::App* calibrate, Context& ctx) {
+  auto o = std::make_shared<ImportPowerCmd>();
+  CLI::App* sub = calibrate->add_subcommand(
+      "import-power",
+      "Write what a GPU does at its power cap (validation/clocks/power_mix.py runs: a GEMM and a memory-bound add "
+      "back to back at 5 mixes, one file per GEMM precision) into a calibration profile's `power` section (replacing "
+      "an old one; the profile is rewritten atomically): its idle and capped draw and the energy per FLOP and per "
+      "byte, from which predictions slow the tensor-core kernels of steps that reach the cap (docs/power.md). Each "
+      "mixed run's GEMM rate is printed beside the rate the model gives it, a check on data it was not built from");
+  sub->add_option("FILE", o->files, "power_mix.py output JSON (one or more)")->required();
+  sub->add_option("--into", o->into, "Calibration profile to update (a file path)")->required();
+  sub->add_option("--source", o->source,
+                  "Text for the section's `source` (where and how it was measured; default: from the files' GPU)");
+  add_format_option(sub, o->format);
+  sub->callback([o, &ctx] { ctx.exit_code = run_import_power(*o); });
 }
 
 }  // namespace scalescope::cli

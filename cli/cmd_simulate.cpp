@@ -127,6 +127,14 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
   t.rows.push_back({"memory peak per GPU", fixed(p.memory.total().value / (1024.0 * 1024 * 1024), 2) + " GiB"});
   t.rows.push_back({"GPU memory", fixed(p.gpu_memory.value / (1024.0 * 1024 * 1024), 2) + " GiB"});
   t.rows.push_back({"fits in memory", p.fits_memory ? "yes" : "NO"});
+  if (p.power.modelled) {
+    t.rows.push_back({"tensor-core rate at the power cap",
+                      p.power.capped_ranks > 0 ? fixed(p.power.tensor_rate, 3) + " x profile (" +
+                                                     fixed(p.power.uncapped_draw_w, 0) + " W uncapped, " +
+                                                     fixed(p.power.capped_w, 0) + " W cap)"
+                                               : "1 (draws " + fixed(p.power.uncapped_draw_w, 0) + " of " +
+                                                     fixed(p.power.capped_w, 0) + " W)"});
+  }
   out += t.to_text() + "\n";
 
   using BP = BreakdownPart;
@@ -261,6 +269,9 @@ void register_simulate(CLI::App& app, Context& ctx) {
                   "and dropout kernels)")
       ->default_str("flash");
   add_framework_options(sub, opts->stack);
+  sub->add_flag("--no-power-cap", [opts](std::int64_t) { opts->q.power_cap = false; },
+                "Price tensor-core kernels at the profile's burst rates even where its `power` section says the GPU "
+                "clocks down at its power cap (docs/power.md)");
   sub->add_flag("--per-layer-tasks", opts->q.per_layer_tasks, "One task per layer and TP collective (finer traces, slower)");
   sub->add_option("--trace", opts->trace, "Write a Perfetto / Chrome trace of the iteration to this file");
   sub->add_flag("--kernels", opts->kernels,

@@ -60,7 +60,7 @@ bool has_rows(const Json& doc, const char* key) {
 
 bool has_gpu_part(const Json& doc) {
   return has_rows(doc, "gemm") || (doc.contains("memory") && doc["memory"].is_object()) || doc.contains("attention") ||
-         doc.contains("mamba");
+         doc.contains("mamba") || doc.contains("power");
 }
 
 /// `into` gains what `part` measured and `into` did not (section by section).
@@ -88,6 +88,7 @@ void merge(models::ComputeProfile& into, models::ComputeProfile part, std::vecto
     into.mamba = std::move(part.mamba);
     into.mamba_source = part.mamba_source;
   });
+  take(!into.power, part.power.has_value(), "power cap", [&] { into.power = std::move(part.power); });
   take(into.interference.empty(), !part.interference.empty(), "interference",
        [&] { into.interference = std::move(part.interference); });
   if (into.gpu.empty()) into.gpu = part.gpu;

@@ -177,7 +177,7 @@ Expected<Profile> profile_from_json(const Json& doc, std::string source) {
     root.expect_keys({"schema", "created_utc", "tool", "host", "versions", "environment", "environment_notes",
                       "nvidia_smi_query", "gpus", "topology", "collectives_method", "collectives", "p2p", "gemm",
                       "gemm_meta", "memory", "status", "provenance", "import", "attention", "interference", "health",
-                      "mamba"});
+                      "mamba", "power"});
     const auto schema = root.at("schema");
     if (schema.as_string() != kProfileSchema)
       schema.fail("expected \"" + std::string(kProfileSchema) + "\", " + JsonCursor::describe(schema.json()));

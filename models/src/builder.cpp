@@ -150,6 +150,9 @@ TaskId RankEmitter::compute(TaskCategory cat, const char* name, const PhaseCost&
     const KernelInterference f = cost.interference();
     g_.set_interference(t, f.slowed, f.slows);
   }
+  if (c_.compute->power() && (cost.energy > 0.0 || cost.tensor_time.value > 0.0)) {
+    g_.set_power(t, std::max(cost.energy, 0.0), std::max(cost.tensor_time.value, 0.0));
+  }
   if (dep != kNoTask) g_.precede(dep, t);
   last_compute_ = t;
   return t;

@@ -170,6 +170,7 @@ Expected<ComputeModel> ComputeModel::with_profile(const GpuSpec& gpu, ComputePro
   m.attention_source_ = profile.attention_source;
   m.mamba_ = std::move(profile.mamba);
   m.mamba_source_ = profile.mamba_source;
+  m.power_ = std::move(profile.power);
   std::vector<double> compute, comm;
   for (const auto& row : profile.interference) {
     if (!counts_as_collective(row)) continue;
@@ -258,6 +259,8 @@ KernelCost ComputeModel::gemm(std::int64_t m, std::int64_t n, std::int64_t k, st
     c = KernelCost{Seconds(std::max(compute, memory) * static_cast<double>(batch)), Provenance::assumed};
   }
   c.interference = curves_.gemm(static_cast<double>(batch) * dm * dn, c.time);
+  c.tensor = true;
+  c.energy = gemm_energy(dtype, c.time.value, flops * static_cast<double>(batch));
   return c;
 }
 
@@ -340,7 +343,25 @@ KernelCost ComputeModel::attention(const AttentionShape& shape, bool backward, F
   if (shape.dropout > 0.0) c.time = c.time * attention_dropout_factor(shape.backend, backward);
   const AttentionShape span = shape.span_shape();
   c.interference = curves_.attention(span.batch, span.heads, span.seq, c.time);
+  c.tensor = true;
+  if (power_) {
+    const PowerClass& flash = power_->attention_flash.measured() ? power_->attention_flash : power_->gemm_bf16;
+    const PowerClass& cls =
+        shape.backend == AttentionBackend::cudnn && power_->attention_cudnn.measured() ? power_->attention_cudnn : flash;
+    c.energy = cls.energy(c.time.value, flops.value);
+  }
   return c;
+}
+
+double ComputeModel::gemm_energy(std::string_view dtype_in, double seconds, double flops) const {
+  if (!power_) return 0.0;
+  const std::string_view dtype = canonical_dtype(dtype_in);
+  const bool fp8 = dtype == "fp8" || dtype == "fp8_fast";
+  if (fp8 && power_->gemm_fp8.measured()) return power_->gemm_fp8.energy(seconds, flops);
+  if (dtype == "bf16" || dtype == "fp16") return power_->gemm_bf16.energy(seconds, flops);
+  PowerClass scaled = power_->gemm_bf16;  // header comment
+  scaled.joules_per_unit *= peak("bf16").value / peak(dtype).value;
+  return scaled.energy(seconds, flops);
 }
 
 const std::shared_ptr<const StackProfile>& ComputeModel::stack() const {
@@ -378,17 +399,22 @@ KernelCost ComputeModel::memory_bound(Bytes bytes, double factor, bool fitted) c
   assert(factor > 0.0 && "memory_bound: the bandwidth factor must be positive");
   const Provenance p = fitted ? weaker(elementwise_prov_, Provenance::fitted) : elementwise_prov_;
   const Seconds t = bytes / (elementwise_bw_at(bytes) * factor);
-  return KernelCost{t, p, curves_.memory(t)};
+  return with_energy(KernelCost{t, p, curves_.memory(t)}, bytes);
 }
 
 KernelCost ComputeModel::memory_bound(Bytes bytes) const {
   const Seconds t = bytes / elementwise_bw_at(bytes);
-  return KernelCost{t, elementwise_prov_, curves_.memory(t)};
+  return with_energy(KernelCost{t, elementwise_prov_, curves_.memory(t)}, bytes);
 }
 
 KernelCost ComputeModel::memory_bound_linear(Bytes bytes) const {
   const Seconds t = bytes / elementwise_bw_;
-  return KernelCost{t, elementwise_prov_, curves_.memory(t)};
+  return with_energy(KernelCost{t, elementwise_prov_, curves_.memory(t)}, bytes);
+}
+
+KernelCost ComputeModel::with_energy(KernelCost c, Bytes bytes) const {
+  if (power_) c.energy = power_->memory.energy(c.time.value, bytes.value);
+  return c;
 }
 
 double ComputeModel::attention_dropout_factor(AttentionBackend backend, bool backward) const {
@@ -491,6 +517,24 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
                    st.memory_bandwidth_factor_source.empty() ? Provenance::assumed : Provenance::fitted,
                    st.memory_bandwidth_factor_source.empty() ? "given without a stated source"
                                                              : st.memory_bandwidth_factor_source});
+  }
+  if (power_) {
+    const std::string src = profile_source_ + " `power` (" + power_->source + ", docs/power.md)";
+    out.push_back({"power_idle", power_->idle_w, "W", Provenance::measured, src});
+    out.push_back({"power_capped", power_->capped_w, "W", Provenance::measured, src});
+    const std::pair<const char*, const PowerClass*> classes[] = {
+        {"gemm_bf16", &power_->gemm_bf16}, {"gemm_fp8", &power_->gemm_fp8},
+        {"attention_flash", &power_->attention_flash}, {"attention_cudnn", &power_->attention_cudnn},
+        {"memory", &power_->memory}};
+    for (const auto& [name, cls] : classes) {
+      if (!cls->measured()) continue;
+      const bool bytes = cls == &power_->memory;
+      char text[96];
+      std::snprintf(text, sizeof text, " + %.3g pJ per %s (%d kernels)", cls->joules_per_unit * 1e12,
+                    bytes ? "byte" : "FLOP", cls->kernels);
+      out.push_back({std::string("power_") + name, cls->watts, "W while running", Provenance::fitted, src + ": " +
+                     text});
+    }
   }
   out.push_back({"launch_overhead", to_us(launch_.time), "us", launch_.provenance,
                  launch_.provenance == Provenance::measured ? profile_source_

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scalescope/sim/data_files.hpp"
+#include "scalescope/sim/statistics.hpp"
 
 namespace scalescope::models {
 
@@ -27,6 +28,38 @@ bool parse_gemm_sizes(const std::string& name, std::int64_t& m, std::int64_t& n,
   k = c;
   return true;
 }
+
+/// The profile `power` section (make_power_section writes it).
+PowerModel power_model_from_json(const JsonCursor& section) {
+  section.expect_keys({"source", "imported_from", "gpu", "idle_w", "capped_w", "classes", "kernels", "checks"});
+  PowerModel pm;
+  pm.source = section.get_string("source");
+  pm.idle_w = section.get_number_in("idle_w", 1.0, 1e4);
+  pm.capped_w = section.get_number_in("capped_w", 1.0, 1e4);
+  if (!(pm.capped_w > pm.idle_w)) section.at("capped_w").fail("expected more than idle_w=" + std::to_string(pm.idle_w));
+  const JsonCursor classes = section.at("classes");
+  classes.expect_keys({"gemm_bf16", "gemm_fp8", "attention_flash", "attention_cudnn", "memory"});
+  auto read = [&](const char* name, PowerClass& into, bool required) {
+    if (!required && !classes.has(name)) return;
+    const JsonCursor c = classes.at(name);
+    c.expect_keys({"watts", "joules_per_unit", "unit", "kernels"});
+    into.watts = c.get_number_in("watts", 0.0, 1e4);
+    into.joules_per_unit = c.get_number_in("joules_per_unit", 0.0, 1e-6);
+    const std::string unit = c.at("unit").as_enum({"FLOP", "byte"});
+    if (unit != (std::string_view(name) == "memory" ? "byte" : "FLOP"))
+      c.at("unit").fail(std::string("expected ") + (std::string_view(name) == "memory" ? "\"byte\"" : "\"FLOP\""));
+    into.kernels = static_cast<int>(c.at("kernels").items().size());
+    if (into.kernels == 0) c.at("kernels").fail("expected the names of the kernels the class was fitted on");
+    if (!(into.watts > 0.0 || into.joules_per_unit > 0.0)) c.fail("expected a draw above idle (watts or joules_per_unit > 0)");
+  };
+  read("gemm_bf16", pm.gemm_bf16, true);
+  read("gemm_fp8", pm.gemm_fp8, false);
+  read("attention_flash", pm.attention_flash, false);
+  read("attention_cudnn", pm.attention_cudnn, false);
+  read("memory", pm.memory, true);
+  return pm;
+}
+
 }  // namespace
 
 Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::string& source) {
@@ -133,6 +166,7 @@ Expected<ComputeProfile> compute_profile_from_json(const Json& doc, const std::s
         p.mamba.push_back(m);
       }
     }
+    if (auto pw = root.find("power")) p.power = power_model_from_json(*pw);
     if (auto interf = root.find("interference")) {
       interf->expect_keys({"method", "gpus", "rows", "skipped", "imported_from"});
       if (auto rows = interf->find("rows")) {

@@ -44,6 +44,8 @@ PhaseCost& PhaseCost::operator+=(const PhaseCost& o) {
   for (std::size_t i = 0; i < by_kind.size(); ++i) by_kind[i] += o.by_kind[i];
   slowed_time += o.slowed_time;
   slowing_time += o.slowing_time;
+  energy += o.energy;
+  tensor_time += o.tensor_time;
   return *this;
 }
 
@@ -58,6 +60,8 @@ PhaseCost PhaseCost::operator*(double k) const {
   for (auto& p : r.by_kind) p = p * k;
   r.slowed_time = slowed_time * k;
   r.slowing_time = slowing_time * k;
+  r.energy = energy * k;
+  r.tensor_time = tensor_time * k;
   return r;
 }
 
@@ -75,6 +79,8 @@ void PhaseCost::add_charged(KernelCost c, Seconds t, double kernel_flops, Bytes 
   const Seconds gap = t - c.time;
   slowed_time += c.time * c.interference.slowed + gap;
   slowing_time += c.time * c.interference.slows + gap;
+  energy += c.energy;
+  if (c.tensor) tensor_time += c.time;
   kernels = add_count(kernels, 1);
 }
 
@@ -186,6 +192,7 @@ ChargedRow charge(const StackRow& r, const std::vector<double>& v, const Compute
       const double scale = *r.time_s / at_trace.total().value;
       k.cost.time = k.cost.time * scale;
       k.cost.provenance = Provenance::measured;
+      k.cost.tensor = false;  // timed at the trace's own clock: the power cap does not stretch it again (docs/power.md)
     }
   }
   c.charged = st.launch_floor ? m.kernel_time(k.cost.time) : k.cost.time + Seconds(st.kernel_gap_s);

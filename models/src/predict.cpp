@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "scalescope/models/counts.hpp"
 #include "scalescope/models/pipeline_layout.hpp"
@@ -176,6 +179,14 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   so.interference = o.interference.value_or(compute.interference());
   auto sim = simulate(*graph, cluster, collectives, so);
   if (!sim) return sim.error();
+  PowerCapEstimate power;
+  if (o.power_cap && compute.power() && graph->has_task_power()) {
+    power = apply_power_cap(*graph, *sim, *compute.power());
+    if (power.capped_ranks > 0) {
+      sim = simulate(*graph, cluster, collectives, so);
+      if (!sim) return sim.error();
+    }
+  }
 
   Prediction p;
   p.check = std::move(check).value();
@@ -222,6 +233,14 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
     p.compute_provenance[i] = lc.forward.by_provenance[i] + lc.backward.by_provenance[i] + lc.recompute.by_provenance[i];
   }
   p.compute_inputs = compute.inputs();
+  p.power = power;
+  if (power.modelled) {
+    char text[160];
+    std::snprintf(text, sizeof text, "the critical rank draws %.0f W at the profile's rates against %.0f W capped",
+                  power.uncapped_draw_w, power.capped_w);
+    p.compute_inputs.push_back({"power_cap_tensor_rate", power.tensor_rate, "x profile rates", Provenance::fitted,
+                                std::string(text) + " (docs/power.md; " + power.source + ")"});
+  }
   if (!model.mamba.enabled()) {  // the profile's Mamba-2 rows price nothing of a model without Mamba-2 layers
     std::erase_if(p.compute_inputs, [](const SourcedValue& v) { return v.name == "mamba_shapes"; });
   }
@@ -238,6 +257,51 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   }
   if (auto bad = implausible_result(p)) return runtime_error(*bad);
   return p;
+}
+
+PowerCapEstimate apply_power_cap(TaskGraph& graph, const SimResult& sim, const PowerModel& pm) {
+  PowerCapEstimate est;
+  est.modelled = true;
+  est.idle_w = pm.idle_w;
+  est.capped_w = pm.capped_w;
+  est.source = pm.source;
+  const int ranks = graph.rank_bound();
+  std::vector<double> energy(static_cast<std::size_t>(ranks), 0.0), tensor(static_cast<std::size_t>(ranks), 0.0);
+  const std::span<const Task> tasks = graph.tasks();
+  for (TaskId t = 0; t < tasks.size(); ++t) {
+    if (tasks[t].kind != TaskKind::compute) continue;
+    const TaskGraph::TaskPower w = graph.power(t);
+    energy[static_cast<std::size_t>(tasks[t].rank)] += w.energy_j;
+    tensor[static_cast<std::size_t>(tasks[t].rank)] += w.tensor_s;
+  }
+  std::vector<double> rate(static_cast<std::size_t>(ranks), 1.0);
+  const double headroom = pm.capped_w - pm.idle_w;  // > 0 (the profile loader checks it)
+  constexpr double kLowestRate = 0.05;  // a guard: the measured GEMM alone ran at 0.85 of its bursts
+  for (const RankStats& rs : sim.ranks) {
+    const auto r = static_cast<std::size_t>(rs.rank);
+    const double working = rs.breakdown.total.value - rs.breakdown[BreakdownPart::bubble].value;
+    if (!(working > 0.0)) continue;
+    const double needed = energy[r] / headroom - (working - tensor[r]);  // the tensor time that keeps the cap
+    if (tensor[r] > 0.0 && needed > tensor[r]) {
+      rate[r] = std::max(kLowestRate, tensor[r] / needed);
+      ++est.capped_ranks;
+    }
+    est.min_tensor_rate = std::min(est.min_tensor_rate, rate[r]);
+    if (rs.rank == sim.critical_rank) {
+      est.tensor_rate = rate[r];
+      est.working_s = working;
+      est.uncapped_draw_w = pm.idle_w + energy[r] / working;
+      est.draw_w = pm.idle_w + energy[r] / (working + tensor[r] * (1.0 / rate[r] - 1.0));
+    }
+  }
+  if (est.capped_ranks == 0) return est;
+  for (TaskId t = 0; t < tasks.size(); ++t) {
+    if (tasks[t].kind != TaskKind::compute) continue;
+    const double k = rate[static_cast<std::size_t>(tasks[t].rank)];
+    const double stretch = graph.power(t).tensor_s * (1.0 / k - 1.0);
+    if (stretch > 0.0) graph.set_compute_duration(t, Seconds(tasks[t].amount + stretch));
+  }
+  return est;
 }
 
 std::optional<std::string> implausible_result(const Prediction& p) {

@@ -104,6 +104,7 @@ Expected<SimulateRun> run_simulate(const SimulateRequest& q, const StackApply& s
   po.build.costs.flash_attention = q.attention == "flash";
   po.build.costs.dropout = q.attention != "flash";
   po.record_task_times = q.record_task_times;
+  po.power_cap = q.power_cap;
   auto pred = models::predict(r.model, r.plan, r.setup->cluster, r.setup->collectives, r.setup->compute, po);
   if (!pred) return pred.error();
   r.prediction = std::move(pred).value();
@@ -154,6 +155,12 @@ Json simulate_json(const SimulateRun& r) {
             {"provenance", provenance_json(r)},
             {"notes", p.check.notes}};
   if (m.optimizer_step.value > 0) j["memory"]["optimizer_step_GiB"] = gib(m.optimizer_step);
+  if (p.power.modelled) {
+    j["power_cap"] = {{"tensor_rate", sig(p.power.tensor_rate, 4)}, {"min_tensor_rate", sig(p.power.min_tensor_rate, 4)},
+                      {"capped_ranks", p.power.capped_ranks}, {"draw_W", sig(p.power.draw_w, 4)},
+                      {"uncapped_draw_W", sig(p.power.uncapped_draw_w, 4)}, {"capped_W", sig(p.power.capped_w, 4)},
+                      {"idle_W", sig(p.power.idle_w, 4)}, {"source", p.power.source}};
+  }
   if (!r.setup->gpu_note.empty()) j["notes"].push_back(r.setup->gpu_note);
   if (const std::string n = host_bound_note(r); !n.empty()) j["notes"].push_back(n);
   return j;

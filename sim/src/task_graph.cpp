@@ -110,6 +110,19 @@ void TaskGraph::set_interference(TaskId t, double slowed, double slows) {
   interference_[t] = {static_cast<float>(slowed), static_cast<float>(slows)};
 }
 
+void TaskGraph::set_power(TaskId t, double energy_j, double tensor_s) {
+  assert(tasks_[t].kind == TaskKind::compute && "TaskGraph: power is for compute tasks");
+  assert(energy_j >= 0.0 && tensor_s >= 0.0 && "TaskGraph: energy and tensor time must be non-negative");
+  if (power_.size() <= t) power_.resize(static_cast<std::size_t>(t) + 1);
+  power_[t] = {energy_j, tensor_s};
+}
+
+void TaskGraph::set_compute_duration(TaskId t, Seconds duration) {
+  assert(tasks_[t].kind == TaskKind::compute && "TaskGraph: only compute tasks are stretched");
+  assert(duration.value >= 0.0 && "TaskGraph: negative duration");
+  tasks_[t].amount = duration.value;
+}
+
 TaskId TaskGraph::add_delay(int rank, int stream, TaskCategory category, std::string_view name,
                             Seconds duration, TaskLabels labels) {
   assert(duration.value >= 0.0 && "TaskGraph: negative delay");

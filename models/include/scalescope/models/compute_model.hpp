@@ -45,6 +45,10 @@
 //   eta_elementwise (assumed).
 // Launch: a kernel never takes less than the launch overhead L (the host issues kernels at most
 //   every L): kernel_time(t) = max(t, L). L is measured when the profile has it, assumed otherwise.
+// Energy (profile `power` section, docs/power.md): with one, every kernel also carries the energy it takes above the
+//   GPU's idle draw, watts_c x time + joules_c x work for its class c (GEMM by precision, attention by backend,
+//   memory-bound), measured on the profile's GPU (PowerModel); predict() turns a step's energy into the clock its
+//   GPU holds under the power cap. Without one, energy is 0 and nothing changes.
 // Every number carries its provenance (measured / fitted / datasheet / assumed) and source.
 #pragma once
 
@@ -97,7 +101,40 @@ struct KernelCost {
   /// Measured interference of this kernel (interference_curves.hpp; 1 = none or not measured): its
   /// time multiplier while a collective runs on its GPU, and the multiplier it puts on that collective.
   KernelInterference interference;
+  /// Energy the kernel takes on the GPU beyond its idle draw, in joules (0 without a power model; header comment).
+  double energy = 0.0;
+  /// A tensor-core kernel (GEMM, attention): its rate follows the SM clock, which the power cap lowers.
+  bool tensor = false;
 };
+
+/// A GPU at its power cap (profile `power` section, docs/power.md), from its kernels run alone back to back for
+/// seconds (validation/clocks/power_sweep.py; `scalescope calibrate import-power`). While a kernel of class c runs at
+/// the profile's (burst) rate R it draws idle + watts_c + joules_per_unit_c x R: fitted per class over the sweep's
+/// kernels of that class (bf16 GEMMs on H200: 100 W + 0.74 pJ per FLOP, within 4% from 1024^3 to 8192^3). Its
+/// energy, E = watts_c t + joules_per_unit_c x work, does not change with the clock (measured: a GEMM's draw above
+/// idle is linear in the SM clock, and its rate is proportional to it). Under the cap the GPU holds the clock at which
+/// the draw stays at capped_w, so a step whose tensor-core kernels take T_t at the profile's rates, its other work
+/// T_o and energy E, runs its tensor-core kernels at
+///     r = min(1, T_t / (E / (capped_w - idle_w) - T_o))
+/// of the profile's rates (memory-bound kernels keep theirs: HBM-bound, within 0.5% at every clock measured).
+struct PowerClass {
+  double watts = 0.0;            ///< the class's draw above idle that goes with time (W)
+  double joules_per_unit = 0.0;  ///< and with work: per FLOP (GEMM, attention) or per byte (memory-bound)
+  int kernels = 0;               ///< sweep kernels it was fitted on; 0: not measured
+  bool measured() const { return kernels > 0; }
+  double energy(double seconds, double work) const { return watts * seconds + joules_per_unit * work; }
+};
+struct PowerModel {
+  double idle_w = 0.0;    ///< the GPU's draw with nothing running (W)
+  double capped_w = 0.0;  ///< what it draws while the cap binds (W): the median of the capped kernels
+  PowerClass gemm_bf16;   ///< 16-bit GEMMs (required)
+  PowerClass gemm_fp8;    ///< FP8 GEMMs; unmeasured: gemm_bf16's time part, its work part x peak bf16 / peak fp8
+  PowerClass attention_flash;  ///< FlashAttention (and varlen); unmeasured: gemm_bf16's
+  PowerClass attention_cudnn;  ///< cuDNN fused attention; unmeasured: attention_flash's
+  PowerClass memory;      ///< memory-bound kernels, per byte (required)
+  std::string source;     ///< the section's `source` text
+};
+
 
 /// One measured GEMM: cuBLAS arguments (column-major C[m x n] = A[m x k] B[k x n]) and its time.
 struct GemmSample {
@@ -162,6 +199,7 @@ struct ComputeProfile {
   std::vector<InterferenceSample> interference;         ///< measured compute-communication pairs
   std::vector<MambaSample> mamba;                      ///< measured Mamba-2 kernel groups
   std::string mamba_source;                            ///< the `mamba` section's `source` text
+  std::optional<PowerModel> power;                     ///< the `power` section
 };
 
 /// Numbers the model has to assume where nothing is measured; each default states its source.
@@ -259,6 +297,11 @@ class ComputeModel {
   /// The profile's measured Mamba-2 shapes (empty without a `mamba` section): layer_costs scales a stack row group's
   /// modelled time by measured / modelled at the nearest of them (docs/hybrid.md).
   const std::vector<MambaSample>& mamba_samples() const { return mamba_; }
+  /// The GPU at its power cap (profile `power` section), or none: then kernels carry no energy.
+  const std::optional<PowerModel>& power() const { return power_; }
+  /// The energy (J) of a GEMM of `dtype` that takes `seconds` at the profile's rate and does `flops`; 0 without a
+  /// power model. Precisions the sweep did not measure take bf16's, their per-FLOP part x peak bf16 / peak dtype.
+  double gemm_energy(std::string_view dtype, double seconds, double flops) const;
   const std::string& mamba_source() const { return mamba_source_; }
   /// Measured attention rows in use (0 without a profile `attention` section).
   std::size_t attention_rows() const { return attention_.size(); }
@@ -270,6 +313,8 @@ class ComputeModel {
 
  private:
   ComputeModel() = default;
+  /// `c` with the energy of a memory-bound kernel moving `bytes` (none without a power model).
+  KernelCost with_energy(KernelCost c, Bytes bytes) const;
   std::optional<KernelCost> interpolate_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::string_view dtype,
                                              double flops, Bytes operands) const;
 
@@ -286,6 +331,7 @@ class ComputeModel {
   std::vector<AttentionSample> attention_;  ///< rows without dropout
   std::vector<MambaSample> mamba_;
   std::string mamba_source_;
+  std::optional<PowerModel> power_;
   std::string attention_source_;
   /// t(dropout) / t(none) of the forward and backward pass by backend (header comment); `measured_pairs` 0: built in.
   struct DropoutFactor {

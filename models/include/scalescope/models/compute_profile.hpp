@@ -25,10 +25,16 @@
 //                                    coll_covered, compute_reps, coll_reps} or {compute, op, error}}
 //                                    -> InterferenceSample (scalescope-calibrate's `interf` section); a
 //                                    slowdown is used only where its `*_covered` is true
+//   power                            optional: {source, runs[]: {dtype, idle_w, capped_w, joules_per_flop,
+//                                    joules_per_byte, ...}} -> PowerModel, the medians over the runs (written by
+//                                    `scalescope calibrate import-power`, see make_power_section())
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "scalescope/models/compute_model.hpp"
 #include "scalescope/sim/error.hpp"
@@ -59,6 +65,16 @@ Expected<Json> with_attention_section(const Json& profile, const Json& section, 
 /// ssd_forward_s, ssd_backward_s, gated_norm_forward_s, gated_norm_backward_s, host_*?, *_bytes?}]}): {source,
 /// imported_from, rows: [{label?, batch, seq, heads, head_dim, groups, state, chunk, ssd_forward_s, ...}]}.
 Expected<Json> make_mamba_section(const Json& measurement, const std::string& file, const std::string& source);
+/// A profile `power` section (docs/power.md) from one power sweep (validation/clocks/power_sweep.py, schema
+/// "scalescope.power-sweep/1": idle {power_W}, kernels[] {name, class, dtype, flops, bytes, burst_s, sustained_s,
+/// relative, power_W, cap_share}) and any power_mix.py files (mixes of a GEMM and an add: checks only): {source,
+/// imported_from, gpu, idle_w, capped_w (the median draw of the capped kernels), classes {gemm_bf16, gemm_fp8?,
+/// attention_flash?, attention_cudnn?, memory: {watts, joules_per_unit, unit, kernels}} (PowerClass, fitted over the
+/// class's kernels at their burst rates; a kernel whose bursts ran more than 1.2x slower than its sustained run is
+/// left out), kernels (each fitted kernel's measured and modelled draw), checks (each mix's GEMM rate measured and
+/// modelled from the classes alone)}.
+Expected<Json> make_power_section(const std::vector<std::pair<Json, std::string>>& measurements,
+                                  const std::string& source);
 /// `profile` with its top-level `key` section set to `section`, checked by reading the result.
 Expected<Json> with_profile_section(const Json& profile, const std::string& key, const Json& section,
                                     const std::string& profile_file);

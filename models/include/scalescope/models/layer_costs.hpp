@@ -63,6 +63,10 @@ struct PhaseCost {
   /// Sums of each kernel's time x its KernelInterference factors (a launch gap, where the host is
   /// slower than the kernel, counts with factor 1): interference() divides them by time.
   Seconds slowed_time, slowing_time;
+  /// The kernels' energy beyond the GPU's idle draw (J; KernelCost::energy, 0 without a power model), and the
+  /// device time of the tensor-core kernels among them that the power cap stretches (KernelCost::tensor).
+  double energy = 0.0;
+  Seconds tensor_time;
 
   /// The kernels' time-weighted interference factors ({1, 1} when empty).
   KernelInterference interference() const;

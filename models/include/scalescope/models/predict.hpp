@@ -50,6 +50,26 @@ struct PredictOptions {
   /// Compute-communication interference (sim/simulator.hpp). Unset: the compute model's interference()
   /// (measured by the profile's `interference` section, none without one).
   std::optional<Interference> interference;
+  /// With a profile `power` section: each rank's tensor-core kernels run at the rate its GPU's capped clock allows
+  /// (PowerCapEstimate); off: at the profile's burst rates, as without one.
+  bool power_cap = true;
+};
+
+/// What the power cap does to a step (docs/power.md): simulated once at the profile's rates, each rank's energy E
+/// over its working time W (the step less its idle bubble: the clock recovers while nothing runs) gives the draw
+/// idle + E / W; where that exceeds the capped draw, its tensor-core kernels (device time T_t) run at
+///   r = T_t / (E / (capped - idle) - (W - T_t))
+/// of the profile's rates (at most 1) and the step is simulated again with them stretched.
+struct PowerCapEstimate {
+  bool modelled = false;        ///< the profile has a power model and power_cap was on
+  double tensor_rate = 1.0;     ///< the critical rank's tensor kernels' rate / the profile's
+  double min_tensor_rate = 1.0;  ///< the lowest over the simulated ranks
+  int capped_ranks = 0;         ///< simulated ranks whose draw reached the cap
+  double draw_w = 0.0;          ///< the critical rank's modelled draw over its working time, after the stretch
+  double uncapped_draw_w = 0.0;  ///< the same at the profile's rates (what it would draw without a cap)
+  double idle_w = 0.0, capped_w = 0.0;
+  double working_s = 0.0;       ///< the critical rank's working time W of the first pass
+  std::string source;
 };
 
 struct Prediction {
@@ -71,7 +91,12 @@ struct Prediction {
   /// Compute time of one micro-batch through one layer (fwd + bwd + recompute) split by provenance.
   std::array<Seconds, kNumProvenances> compute_provenance{};
   std::vector<SourcedValue> compute_inputs;
+  PowerCapEstimate power;
 };
+
+/// The power cap's rate for each simulated rank of `graph` after a simulation `sim` at the profile's rates
+/// (PowerCapEstimate); stretches the graph's compute tasks by it and returns the estimate. `pm` is the profile's.
+PowerCapEstimate apply_power_cap(TaskGraph& graph, const SimResult& sim, const PowerModel& pm);
 
 /// Largest task graph predict() builds, in micro-batch x layer-task units per simulated pipeline
 /// (about 0.9 kB each): beyond it the plan is refused before anything is allocated.

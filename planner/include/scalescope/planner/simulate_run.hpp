@@ -36,6 +36,7 @@ struct SimulateRequest {
   bool strict = false;           ///< refuse a calibration measured on another GPU type
   bool per_layer_tasks = false;
   bool record_task_times = false;  ///< for a trace
+  bool power_cap = true;           ///< models::PredictOptions::power_cap (a profile `power` section's clock)
 };
 
 struct SimulateRun {

@@ -115,6 +115,19 @@ class TaskGraph {
   }
   /// True when some task has its own interference factors.
   bool has_task_interference() const { return !interference_.empty(); }
+  /// What a compute task's kernels draw (models/compute_model.hpp, PowerModel): their energy beyond the GPU's idle
+  /// draw (J) and the device time of the tensor-core kernels among them, which a power-capped clock stretches.
+  struct TaskPower {
+    double energy_j = 0.0;
+    double tensor_s = 0.0;
+  };
+  /// Gives compute task `t` its energy and tensor time (both >= 0). Kept beside the tasks (graphs without them
+  /// store nothing).
+  void set_power(TaskId t, double energy_j, double tensor_s);
+  TaskPower power(TaskId t) const { return t < power_.size() ? power_[t] : TaskPower{}; }
+  bool has_task_power() const { return !power_.empty(); }
+  /// Sets compute task `t`'s duration (>= 0): the power cap's second pass (models/predict.cpp) stretches tasks.
+  void set_compute_duration(TaskId t, Seconds duration);
   /// A stream-occupying wait of fixed duration (launch overhead, straggler, host work).
   TaskId add_delay(int rank, int stream, TaskCategory category, std::string_view name,
                    Seconds duration, TaskLabels labels = {});
@@ -201,6 +214,7 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<Edge> edges_;
   std::vector<TaskInterference> interference_;  ///< by TaskId, up to the last task that has factors
+  std::vector<TaskPower> power_;                ///< by TaskId, up to the last task that has them
   std::vector<TaskId> host_syncs_;  ///< mark_host_sync, ascending
   std::vector<std::string> names_;
   struct NameHash {  // transparent: look names up by string_view without building a std::string
