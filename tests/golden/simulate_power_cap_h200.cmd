@@ -1,0 +1,13 @@
+simulate
+--model
+validation/programs/gpt-ln-h4096.json
+--cluster
+hgx-h200-8
+--gpus
+1
+--plan
+tp=1,pp=1,dp=1,mbs=4,gbs=4,seq=2048,precision=bf16
+--framework
+pytorch-eager
+--calibration
+h200-gpu,calibrate/profiles/h200-power.json
