@@ -199,58 +199,6 @@ def main():
     print("idle", doc["idle"])
 
 
-def timed(fn, calls):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(calls):
-        fn()
-    e.record()
-    return s, e
-
-
-def burst(fn, calls):
-    torch.cuda.synchronize()
-    time.sleep(0.5)
-    s, e = timed(fn, calls)
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) * 1e-3 / calls
-
-
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("out")
-    p.add_argument("--seconds", type=float, default=3.0, help="seconds each kernel runs back to back")
-    p.add_argument("--quick", action="store_true", help="a few kernels (a dry run)")
-    a = p.parse_args()
-    ks = kernels(a.quick)
-    limits = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.max.sm,power.limit,power.default_limit",
-                             "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    smi = Sampler(a.out + ".smi.csv")
-    time.sleep(2.0)
-    t_idle = (time.time() - 1.5, time.time())
-    rows = []
-    for name, cls, dtype, flops, bytes_, fn in ks:
-        try:
-            rows.append(run_one(name, cls, dtype, flops, bytes_, fn, a.seconds))
-        except Exception as e:  # noqa: BLE001  (a kernel the lease cannot run: recorded, the rest go on)
-            rows.append({"name": name, "class": cls, "dtype": dtype, "error": repr(e)})
-            print(f"{name}: failed: {e!r}", flush=True)
-        time.sleep(1.0)
-    smi.stop()
-    for r in rows:  # the last half of each run (nvidia-smi's power.draw averages over up to a second)
-        if "t0" in r:
-            r.update(smi.window(r["t0"] + (r["t1"] - r["t0"]) / 2, r["t1"]))
-    doc = {"schema": "scalescope.power-sweep/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-           "cuda": torch.version.cuda, "limits": limits, "fields": smi.fields, "seconds_per_kernel": a.seconds,
-           "idle": smi.window(*t_idle), "kernels": rows}
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(a.out + ".tmp", a.out)
-    for r in rows:
-        print({k: r.get(k) for k in ("name", "relative", "sm_MHz", "power_W", "power_instant_W", "cap_share", "error")})
-    print("idle", doc["idle"])
-
-
 def run_one(name, cls, dtype, flops, bytes_, fn, seconds):
     """One kernel: its bursts after idle, then SECONDS back to back; the row without the nvidia-smi window."""
     if True:
