@@ -28,18 +28,20 @@ def simulate(model: str, cluster: str, plan: str, *, calibration: str = "", node
              intra_node: str = "analytical", all_ranks: bool = False, framework: str = "fused",
              host_cost: str = "", memory_bandwidth_factor: Optional[float] = None,
              memory_bandwidth_factor_source: str = "", no_interference: bool = False, strict: bool = False,
-             trace: Optional[str] = None) -> dict:
+             trace: Optional[str] = None, power_cap: bool = True) -> dict:
     """One training iteration of ``model`` under ``plan`` on ``cluster`` (``scalescope simulate``).
 
     ``model``: a catalog name (``"llama3-8b"``), a model JSON or an HF ``config.json``; ``cluster``: a name from
     ``topologies/`` or a JSON file; ``plan``: ``"tp=2,pp=1,dp=4,mbs=1,gbs=32"`` or a plan JSON file. The other
     arguments are the CLI options of the same names (``framework`` is the software stack, passed to the CLI's
-    loader). ``trace``: write a Perfetto trace there. Returns the ``--format json`` document: ``step_time_s``,
-    ``tokens_per_s``, ``mfu``, ``memory_peak_GiB``, ``breakdown``, ``provenance``, ...
+    loader). ``trace``: write a Perfetto trace there. ``power_cap=False`` is the CLI's ``--no-power-cap`` (a
+    calibration with a ``power`` section otherwise slows the tensor-core kernels of ranks that reach the GPU's power
+    cap, docs/power.md; the result then has ``power_cap``). Returns the ``--format json`` document:
+    ``step_time_s``, ``tokens_per_s``, ``mfu``, ``memory_peak_GiB``, ``breakdown``, ``provenance``, ...
     """
     return _core.simulate(model, cluster, plan, calibration, nodes, gpus, fidelity, attention, intra_node, all_ranks,
                           framework, host_cost, memory_bandwidth_factor, memory_bandwidth_factor_source,
-                          no_interference, strict, trace or "")
+                          no_interference, strict, trace or "", power_cap)
 
 
 def plan(model: str, cluster: str, gbs: int, *, gpus: Optional[int] = None, nodes: Optional[int] = None,

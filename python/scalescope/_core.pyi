@@ -4,7 +4,7 @@ from typing import Any, Callable, Optional
 def simulate(model: str, cluster: str, plan: str, calibration: str, nodes: Optional[int], gpus: Optional[int],
              fidelity: str, attention: str, intra_node: str, all_ranks: bool, framework: str, host_cost: str,
              memory_bandwidth_factor: Optional[float], memory_bandwidth_factor_source: str,
-             no_interference: bool, strict: bool, trace: str) -> dict[str, Any]: ...
+             no_interference: bool, strict: bool, trace: str, power_cap: bool) -> dict[str, Any]: ...
 def plan(model: str, cluster: str, gbs: int, gpus: Optional[int], nodes: Optional[int], seq: Optional[int],
          calibration: str, fix: str, top: int, flow_top: int, max_mbs: int, max_vpp: int, allow_cross_node_tp: bool,
          exhaustive: bool, threads: int, framework: str,

@@ -40,7 +40,7 @@ nb::object simulate(const std::string& model, const std::string& cluster, const 
                     const std::string& fidelity, const std::string& attention, const std::string& intra_node,
                     bool all_ranks, const std::string& framework, const std::string& host_cost,
                     std::optional<double> bandwidth_factor, const std::string& bandwidth_factor_source,
-                    bool no_interference, bool strict, const std::string& trace) {
+                    bool no_interference, bool strict, const std::string& trace, bool power_cap) {
   cli::FrameworkOptions fo;
   fo.framework = framework;
   fo.host_cost = host_cost;
@@ -60,6 +60,7 @@ nb::object simulate(const std::string& model, const std::string& cluster, const 
   q.intra_node = intra_node;
   q.all_ranks = all_ranks;
   q.strict = strict;
+  q.power_cap = power_cap;
   q.record_task_times = !trace.empty();
   std::optional<Expected<planner::SimulateRun>> run;
   std::optional<Error> trace_error;
@@ -272,7 +273,7 @@ NB_MODULE(_core, m) {
   m.def("simulate", &simulate, "model"_a, "cluster"_a, "plan"_a, "calibration"_a, "nodes"_a.none(), "gpus"_a.none(),
         "fidelity"_a, "attention"_a, "intra_node"_a, "all_ranks"_a, "framework"_a, "host_cost"_a,
         "memory_bandwidth_factor"_a.none(), "memory_bandwidth_factor_source"_a, "no_interference"_a, "strict"_a,
-        "trace"_a);
+        "trace"_a, "power_cap"_a);
   m.def("plan", &plan, "model"_a, "cluster"_a, "gbs"_a, "gpus"_a.none(), "nodes"_a.none(), "seq"_a.none(),
         "calibration"_a, "fix"_a, "top"_a, "flow_top"_a, "max_mbs"_a, "max_vpp"_a, "allow_cross_node_tp"_a,
         "exhaustive"_a, "threads"_a, "framework"_a, "progress"_a.none());

@@ -1,4 +1,5 @@
 """scalescope.simulate / plan: the same numbers as the CLI, formulas that hold, errors as exceptions."""
+import pathlib
 import threading
 
 import pytest
@@ -108,3 +109,18 @@ def test_hybrid_models_reach_the_library(cli_json):
     assert scalescope.model("nemotron-3-nano-30b-a3b")["hybrid_pattern"].count("M") == 23
     with pytest.raises(scalescope.InputError, match="properties.hybrid"):
         scalescope.simulate("nemotron-3-nano-30b-a3b", "hgx-h200-8", "dp=8,ep=8,zero=1,gbs=8", framework="pytorch-eager")
+
+
+def test_power_cap_reaches_the_library(cli_json):
+    # A calibration with a `power` section (docs/power.md) reports the power cap; power_cap=False is --no-power-cap.
+    # A GEMM-dense gpt-ln on one H200 reaches the cap in the model (rate below 1), so the capped step is slower.
+    model = str(pathlib.Path(__file__).resolve().parents[2] / "validation/programs/gpt-ln-h4096.json")
+    args = (model, "hgx-h200-8", "tp=1,dp=1,mbs=4,gbs=4,seq=2048,precision=bf16")
+    cal = "h200-gpu,h200-power"
+    capped = scalescope.simulate(*args, calibration=cal, gpus=1, framework="pytorch-eager")
+    burst = scalescope.simulate(*args, calibration=cal, gpus=1, framework="pytorch-eager", power_cap=False)
+    assert capped == cli_json("simulate", "--model", args[0], "--cluster", args[1], "--plan", args[2], "--gpus", "1",
+                              "--calibration", cal, "--framework", "pytorch-eager")
+    assert 0 < capped["power_cap"]["tensor_rate"] < 1
+    assert "power_cap" not in burst
+    assert capped["step_time_s"] > burst["step_time_s"]
