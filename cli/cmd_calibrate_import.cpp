@@ -2,8 +2,8 @@
 // (validation/attention/measure_attention.py output) into a calibration profile's `attention` section.
 // `scalescope calibrate import-mamba FILE --into PROFILE`: the same for measured Mamba-2 kernel times
 // (validation/session33/ssd_kernels.py output) and the profile's `mamba` section.
-// `scalescope calibrate import-power FILE... --into PROFILE`: the profile's `power` section from power-cap
-// measurements (validation/clocks/power_mix.py output, one file per GEMM precision; docs/power.md).
+// `scalescope calibrate import-power SWEEP [MIX...] --into PROFILE`: the profile's `power` section fitted on a kernel
+// sweep (validation/clocks/power_sweep.py), checked against power_mix.py mixes (docs/power.md).
 // `scalescope calibrate import-section SECTION FROM --into PROFILE`: copies one section (e.g.
 // `interference`) from another run of scalescope-calibrate into a profile.
 #include <cstdio>
@@ -242,12 +242,13 @@ void register_calibrate_import_power(CLI::App* calibrate, Context& ctx) {
   auto o = std::make_shared<ImportPowerCmd>();
   CLI::App* sub = calibrate->add_subcommand(
       "import-power",
-      "Write what a GPU does at its power cap (validation/clocks/power_mix.py runs: a GEMM and a memory-bound add "
-      "back to back at 5 mixes, one file per GEMM precision) into a calibration profile's `power` section (replacing "
-      "an old one; the profile is rewritten atomically): its idle and capped draw and the energy per FLOP and per "
-      "byte, from which predictions slow the tensor-core kernels of steps that reach the cap (docs/power.md). Each "
-      "mixed run's GEMM rate is printed beside the rate the model gives it, a check on data it was not built from");
-  sub->add_option("FILE", o->files, "power_mix.py output JSON (one or more)")->required();
+      "Fit what a GPU draws by kernel class (GEMM by precision, attention by backend, memory-bound) on a sweep of "
+      "kernels each run alone back to back (validation/clocks/power_sweep.py) and write it, with the idle and capped "
+      "draw, into a calibration profile's `power` section (replacing an old one; the profile is rewritten "
+      "atomically). Predictions then slow the tensor-core kernels of ranks whose draw reaches the cap "
+      "(docs/power.md). validation/clocks/power_mix.py files given beside the sweep are checks: each mix's GEMM rate "
+      "is printed beside the rate the fitted classes give it");
+  sub->add_option("FILE", o->files, "One power_sweep.py output and any power_mix.py outputs (JSON)")->required();
   sub->add_option("--into", o->into, "Calibration profile to update (a file path)")->required();
   sub->add_option("--source", o->source,
                   "Text for the section's `source` (where and how it was measured; default: from the files' GPU)");

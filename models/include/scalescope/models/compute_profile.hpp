@@ -25,8 +25,8 @@
 //                                    coll_covered, compute_reps, coll_reps} or {compute, op, error}}
 //                                    -> InterferenceSample (scalescope-calibrate's `interf` section); a
 //                                    slowdown is used only where its `*_covered` is true
-//   power                            optional: {source, runs[]: {dtype, idle_w, capped_w, joules_per_flop,
-//                                    joules_per_byte, ...}} -> PowerModel, the medians over the runs (written by
+//   power                            optional: {source, idle_w, capped_w, classes: {gemm_bf16, memory, ...:
+//                                    {watts, joules_per_unit, unit, kernels}}, ...} -> PowerModel (written by
 //                                    `scalescope calibrate import-power`, see make_power_section())
 #pragma once
 
