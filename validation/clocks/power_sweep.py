@@ -9,7 +9,7 @@ kernels gives the idle draw. Kernels: bf16 and FP8 GEMMs (torch.matmul; torch._s
 Transformer Engine's forward) from 1024^3 to training sizes, flash and cuDNN attention forward + backward (SDPA), and
 memory-bound kernels (add, copy, layer norm) from 4 MB to 1 GiB per tensor, down to a launch-bound 64 KB add.
 
-  python3 validation/clocks/power_sweep.py OUT.json [--seconds 3] [--quick]
+  python3 validation/clocks/power_sweep.py OUT.json [--seconds 3] [--quick] [--extended]
 
 OUT.json (scalescope.power-sweep/1): gpu, torch, limits, idle samples, and per kernel {name, class (gemm | attention |
 memory), dtype, flops and bytes per call, burst_s and sustained_s per call, relative (burst / sustained time),
@@ -77,7 +77,7 @@ class Sampler:
                 "temperature_C": statistics.median(s[3] for s in inside), "cap_share": round(caps / len(inside), 3)}
 
 
-def kernels(quick):
+def kernels(quick, extended=False):
     """(name, class, dtype, flops, bytes, fn) per kernel; each fn issues one call."""
     out = []
     dev = "cuda"
@@ -144,7 +144,47 @@ def kernels(quick):
         copy(1 << 29)
         layer_norm(8192, 4096)
         layer_norm(32768, 4096)
+    if extended:
+        extended_kernels(out, dev, attention)
     return out
+
+
+def extended_kernels(out, dev, attention):
+    """--extended (session 34, after its blind check): kernels of real training steps the first sweep lacked, cuDNN
+    and flash attention at head size 64 (gpt-ln's), a GEMM with its bias and GELU in the epilogue, and memory-bound
+    kernels that compute per element (RMSNorm, softmax, SiLU x mul, GELU, cross entropy, a fused AdamW step)."""
+    for a in [(8, 25, 2048, 64, "cudnn"), (4, 16, 4096, 64, "cudnn"), (8, 25, 2048, 64, "flash")]:
+        attention(*a)
+    m, k, n = 8192, 1600, 6400
+    x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+    w = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(n, device=dev, dtype=torch.bfloat16)
+    out.append((f"bf16 GEMM {m}x{k}x{n} bias+gelu epilogue", "gemm", "bf16", 2.0 * m * k * n,
+                2.0 * (m * k + k * n + m * n), lambda: torch._addmm_activation(b, x, w, use_gelu=True)))
+    t, h = 16384, 4096
+    xs = torch.randn(t, h, device=dev, dtype=torch.bfloat16)
+    g = torch.ones(h, device=dev, dtype=torch.bfloat16)
+    out.append((f"rms_norm {t}x{h}", "memory", "bf16", 0.0, 4.0 * t * h,
+                lambda: torch.nn.functional.rms_norm(xs, (h,), g)))
+    out.append((f"gelu tanh {t}x{h}", "memory", "bf16", 0.0, 4.0 * t * h,
+                lambda: torch.nn.functional.gelu(xs, approximate="tanh")))
+    ys = torch.randn(t, h, device=dev, dtype=torch.bfloat16)
+    out.append((f"silu x mul {t}x{h}", "memory", "bf16", 0.0, 10.0 * t * h,
+                lambda: torch.nn.functional.silu(xs) * ys))
+    logits = torch.randn(8192, 50304, device=dev, dtype=torch.bfloat16)
+    out.append(("softmax 8192x50304 fp32", "memory", "bf16", 0.0, 6.0 * 8192 * 50304,
+                lambda: torch.softmax(logits, dim=-1, dtype=torch.float32)))
+    lg = torch.randn(8192, 50304, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.randint(0, 50304, (8192,), device=dev)
+
+    def cross_entropy():
+        torch.nn.functional.cross_entropy(lg.float(), labels).backward()
+    out.append(("cross_entropy fwd+bwd 8192x50304", "memory", "bf16", 0.0, 20.0 * 8192 * 50304, cross_entropy))
+    params = [torch.nn.Parameter(torch.randn(1 << 26, device=dev)) for _ in range(4)]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+    out.append(("adamw fused step 268M fp32", "memory", "fp32", 0.0, 28.0 * (1 << 28), opt.step))
 
 
 def timed(fn, calls):
@@ -169,8 +209,9 @@ def main():
     p.add_argument("out")
     p.add_argument("--seconds", type=float, default=3.0, help="seconds each kernel runs back to back")
     p.add_argument("--quick", action="store_true", help="a few kernels (a dry run)")
+    p.add_argument("--extended", action="store_true", help="also the kernels of extended_kernels()")
     a = p.parse_args()
-    ks = kernels(a.quick)
+    ks = kernels(a.quick, a.extended)
     limits = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.max.sm,power.limit,power.default_limit",
                              "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     smi = Sampler(a.out + ".smi.csv")
