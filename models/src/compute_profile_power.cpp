@@ -1,9 +1,8 @@
 // The profile `power` section from power-cap measurements (validation/clocks/power_sweep.py and power_mix.py;
 // docs/power.md).
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -173,21 +172,18 @@ Expected<Json> make_power_section(const std::vector<std::pair<Json, std::string>
     section["idle_w"] = idle;
     section["capped_w"] = capped_w;
     Json cls = Json::object(), kernels = Json::array();
+    auto list = [&](const std::string& name, const std::vector<Point>& pts, bool fitted) {
+      for (const Point& p : pts) {
+        kernels.push_back({{"name", p.name}, {"class", name}, {"fitted", fitted}, {"rate", p.rate},
+                           {"measured_w", idle + p.watts},
+                           {"modelled_w", idle + classes[name].watts + classes[name].joules_per_unit * p.rate}});
+      }
+    };
     for (const auto& [name, pts] : points) {
       cls[name] = class_json(classes[name], pts, name == "memory");
-      for (const Point& p : pts) {
-        kernels.push_back({{"name", p.name}, {"class", name}, {"fitted", true}, {"rate", p.rate},
-                           {"measured_w", idle + p.watts},
-                           {"modelled_w", idle + classes[name].watts + classes[name].joules_per_unit * p.rate}});
-      }
+      list(name, pts, true);
     }
-    for (const auto& [name, pts] : unfitted) {
-      for (const Point& p : pts) {
-        kernels.push_back({{"name", p.name}, {"class", name}, {"fitted", false}, {"rate", p.rate},
-                           {"measured_w", idle + p.watts},
-                           {"modelled_w", idle + classes[name].watts + classes[name].joules_per_unit * p.rate}});
-      }
-    }
+    for (const auto& [name, pts] : unfitted) list(name, pts, false);
     section["classes"] = cls;
     section["kernels"] = kernels;
     Json checks = Json::array();
