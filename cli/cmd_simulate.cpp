@@ -51,8 +51,9 @@ struct KindKernels {
 std::vector<KindKernels> layer_kernels(const SimulateOptions& o, const planner::SimulateRun& l) {
   const models::ModelSpec local = models::cp_rank_spec(l.model, l.plan);
   models::CostOptions base;
-  base.flash_attention = o.q.attention == "flash";
-  base.dropout = o.q.attention != "flash";
+  base.flash_attention = o.q.attention != "unfused";
+  base.dropout = o.q.attention == "unfused";
+  base.attention_backend = o.q.attention == "cudnn" ? models::AttentionBackend::cudnn : models::AttentionBackend::flash;
   const models::ComputeModel& cm = l.setup->compute;
   const models::CostOptions opt = models::plan_layer_options(local, l.plan, cm, base);
   std::vector<KindKernels> out;
@@ -116,6 +117,8 @@ std::string text_report(const SimulateOptions& o, const planner::SimulateRun& l)
                              : "every rank") +
                     routing_note(o, c) + "\n";
   out += "plan: " + models::to_string(l.plan) + "\n";
+  if (o.q.attention == "cudnn") out += "attention: cuDNN's fused kernel (--attention cudnn) for stack rows that name none\n";
+  if (o.q.attention == "unfused") out += "attention: unfused, scores materialised (--attention unfused)\n";
   out += "micro-batches per pipeline: " + std::to_string(l.plan.num_microbatches()) + "\n\n";
   Table t;
   t.header = {"metric", "value"};
@@ -265,8 +268,10 @@ void register_simulate(CLI::App& app, Context& ctx) {
                   "Flow fidelity: intra-node collectives at their analytical time (analytical, faster) or as flows")
       ->default_str("analytical");
   sub->add_option("--attention", opts->q.attention,
-                  "flash (FlashAttention kernel, no stored scores) or unfused (Megatron 2021: score GEMMs, softmax "
-                  "and dropout kernels)")
+                  "flash (FlashAttention kernel, no stored scores), cudnn (cuDNN's fused attention, priced at the "
+                  "profile's cuDNN rows: what PyTorch's SDPA picks on H100 / H200 unless told otherwise, and "
+                  "Transformer Engine's FusedAttention; stack rows that name their backend keep it) or unfused "
+                  "(Megatron 2021: score GEMMs, softmax and dropout kernels)")
       ->default_str("flash");
   add_framework_options(sub, opts->stack);
   sub->add_flag("--no-power-cap", [opts](std::int64_t) { opts->q.power_cap = false; },

@@ -32,7 +32,8 @@ std::string class_of(const JsonCursor& k) {
 }
 
 /// Least squares watts + joules x rate over the points; a fixed time part where the rates span less than 1.5x (or
-/// the line would draw less than nothing at rate 0): then only the work part is fitted.
+/// the line would draw less than nothing at rate 0): then only the work part is fitted; where the draw falls with
+/// the rate, the time part alone (the points' mean draw).
 PowerClass fit(const std::vector<Point>& pts, std::optional<double> fixed_watts) {
   PowerClass c;
   c.kernels = static_cast<int>(pts.size());
@@ -53,7 +54,12 @@ PowerClass fit(const std::vector<Point>& pts, std::optional<double> fixed_watts)
     for (const Point& p : pts) sxx += (p.rate - mx) * (p.rate - mx), sxy += (p.rate - mx) * (p.watts - my);
     c.joules_per_unit = sxy / sxx;
     c.watts = my - c.joules_per_unit * mx;
-    if (c.watts < 0.0 || c.joules_per_unit < 0.0) work_only(0.0);
+    if (c.joules_per_unit < 0.0) {  // draw falling with the rate: the time part alone, the mean draw
+      c.watts = my;
+      c.joules_per_unit = 0.0;
+    } else if (c.watts < 0.0) {
+      work_only(0.0);
+    }
   } else {
     work_only(fixed_watts.value_or(0.0));
     if (c.joules_per_unit < 0.0) work_only(0.0);
@@ -123,6 +129,9 @@ Expected<Json> make_power_section(const std::vector<std::pair<Json, std::string>
     }
     const JsonCursor root(*sweep, sweep_file);
     const double idle = root.at("idle").get_number_in("power_W", 1.0, 1e4);
+    // The GPU's L2 in bytes (power_sweep.py records it; sweeps before it did not: 50 MiB, the H100's and H200's).
+    const bool has_l2 = root.has("l2_bytes") && !root.at("l2_bytes").json().is_null();
+    const double l2_bytes = has_l2 ? root.get_number_in("l2_bytes", 1.0, 1e12) : 50.0 * 1024 * 1024;
     std::map<std::string, std::vector<Point>> points, unfitted;
     std::vector<double> capped;
     for (const JsonCursor& k : root.at("kernels").items()) {
@@ -133,16 +142,17 @@ Expected<Json> make_power_section(const std::vector<std::pair<Json, std::string>
       const bool cap = k.get_number_in("cap_share", 0.0, 1.0) >= 0.5;
       if (cap) capped.push_back(power);
       const std::string cls = class_of(k);
-      // The memory class is fitted on the streaming kernels (add, copy), those power_mix.py mixes with GEMMs; the
-      // others (layer norm: about twice their draw per byte on H200) are listed against it, not fitted.
+      // The memory class is fitted on every memory-bound kernel that moves at least twice the L2 cache: on H200
+      // streaming adds, norms, activations, softmax and AdamW all draw 580-750 W whatever their bytes per second
+      // (session 34), while kernels that stay in L2 draw less; those are listed against the class, not fitted.
       const std::string name = k.get_string("name");
-      const bool streaming = name.rfind("add", 0) == 0 || name.rfind("copy", 0) == 0;
       const double work = cls == "memory" ? k.get_positive("bytes") : k.get_positive("flops");
+      const bool in_l2 = cls == "memory" && work < 2.0 * l2_bytes;
       // Capped: the kernel ran at rel of its burst rate and drew (power - idle); at its burst rate it would draw that
       // / rel (energy per kernel does not change with the clock). Not capped: as it ran.
       const double seconds = cap ? k.get_positive("burst_s") : k.get_positive("sustained_s");
       const Point p{name, work / seconds, std::max(0.0, power - idle) / (cap ? rel : 1.0)};
-      (cls == "memory" && !streaming ? unfitted[cls] : points[cls]).push_back(p);
+      (in_l2 ? unfitted[cls] : points[cls]).push_back(p);
     }
     if (capped.empty()) {
       root.at("kernels").fail("expected a kernel at the power cap (reason 0x4 in half its samples or more): none reached "

@@ -129,7 +129,9 @@ RowKernels price(const StackRow& r, const std::vector<double>& v, const ComputeM
       sh.seq = size_of(r.seq, v);
       sh.window = r.window.empty() ? 0 : size_of(r.window, v);
       sh.causal = r.causal;
-      sh.backend = !r.packed.empty() && r.packed.eval(v) != 0.0 ? AttentionBackend::varlen : r.backend;
+      sh.backend = !r.packed.empty() && r.packed.eval(v) != 0.0 ? AttentionBackend::varlen
+                   : r.backend_named                            ? r.backend
+                                                                : o.attention_backend;
       if (!r.dropout.empty()) {
         const double p = r.dropout.eval(v);
         sh.dropout = std::isfinite(p) && p > 0.0 ? std::min(p, 1.0) : 0.0;

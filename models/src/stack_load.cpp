@@ -92,8 +92,10 @@ StackRow read_row(const JsonCursor& c, const SymbolTable& t) {
       r.seq = expr_at(c.at("seq"), t);
       r.window = optional_expr(c, "window", t, 0.0);
       r.causal = !c.has("causal") || c.at("causal").as_bool();
-      if (auto b = c.find("backend"))
+      if (auto b = c.find("backend")) {
         r.backend = attention_backend_named(b->as_enum({"flash", "cudnn", "varlen"}));
+        r.backend_named = true;
+      }
       r.packed = optional_expr(c, "packed", t, 0.0);
       r.dropout = optional_expr(c, "dropout", t, 0.0);
       r.backward = c.at("pass").as_enum({"forward", "backward"}) == "backward";

@@ -65,8 +65,8 @@ std::string percent(double f) {
 Expected<SimulateRun> run_simulate(const SimulateRequest& q, const StackApply& stack) {
   if (q.fidelity != "analytical" && q.fidelity != "flow")
     return input_error("", "--fidelity", "expected analytical | flow, got '" + q.fidelity + "'");
-  if (q.attention != "flash" && q.attention != "unfused")
-    return input_error("", "--attention", "expected flash | unfused, got '" + q.attention + "'");
+  if (q.attention != "flash" && q.attention != "cudnn" && q.attention != "unfused")
+    return input_error("", "--attention", "expected flash | cudnn | unfused, got '" + q.attention + "'");
   if (q.intra_node != "analytical" && q.intra_node != "flow")
     return input_error("", "--intra-node", "expected analytical | flow, got '" + q.intra_node + "'");
   if (q.model.empty()) return input_error("", "--model", "a model name or file is required");
@@ -101,8 +101,9 @@ Expected<SimulateRun> run_simulate(const SimulateRequest& q, const StackApply& s
   po.rail_classes = !q.no_rail_classes;
   po.analytical_intra_node = q.intra_node == "analytical";
   po.build.per_layer_tasks = q.per_layer_tasks;
-  po.build.costs.flash_attention = q.attention == "flash";
-  po.build.costs.dropout = q.attention != "flash";
+  po.build.costs.flash_attention = q.attention != "unfused";
+  po.build.costs.dropout = q.attention == "unfused";
+  po.build.costs.attention_backend = q.attention == "cudnn" ? models::AttentionBackend::cudnn : models::AttentionBackend::flash;
   po.record_task_times = q.record_task_times;
   po.power_cap = q.power_cap;
   auto pred = models::predict(r.model, r.plan, r.setup->cluster, r.setup->collectives, r.setup->compute, po);

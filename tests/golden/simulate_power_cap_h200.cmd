@@ -11,3 +11,5 @@ tp=1,pp=1,dp=1,mbs=4,gbs=4,seq=2048,precision=bf16
 pytorch-eager
 --calibration
 h200-gpu,calibrate/profiles/h200-power.json
+--attention
+cudnn

@@ -8,10 +8,12 @@
 #include <string>
 
 #include "scalescope/models/compute_profile.hpp"
+#include "scalescope/models/layer_kernels.hpp"
 #include "scalescope/models/predict.hpp"
 #include "scalescope/models/stack_profile.hpp"
 #include "datasheet_rig.hpp"
 #include "gpu_fixtures.hpp"
+#include "model_fixtures.hpp"
 
 namespace scalescope::models {
 namespace {
@@ -131,6 +133,46 @@ TEST(AttentionProfile, AShapeIsPricedFromTheRowsOfItsOwnKernel) {
   const KernelCost c = m->attention(hit, false, Flops(f2), Bytes(0));
   EXPECT_NEAR(c.time.value, f2 / 200e12, 1e-9 * f2 / 200e12);
   EXPECT_EQ(c.provenance, Provenance::measured);
+}
+
+// --attention cudnn (CostOptions::attention_backend): the stack rows that name no backend, the built-in stacks'
+// attention, are priced from the profile's cuDNN rows; here those run at twice the flash rows' rates at every shape,
+// so each attention row's GPU time halves. A row that names its backend (as an imported trace's cuDNN rows do) keeps
+// it whatever the option says.
+TEST(AttentionProfile, RowsThatNameNoBackendRunTheOneTheOptionsPick) {
+  auto m = ComputeModel::with_profile(h200(), flash_and_cudnn_profile());
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  const ModelSpec spec = testing::catalog("llama3-8b");
+  const Plan p = testing::plan("dp=1,mbs=1,gbs=1,precision=bf16");
+  const auto attention_times = [&](const ComputeModel& cm, AttentionBackend b) {
+    CostOptions o;
+    o.attention_backend = b;
+    std::vector<double> out;
+    for (const KernelLine& k : layer_kernel_lines(spec, p, cm, o, LayerKind::transformer))
+      if (k.kind == RowKind::attention) out.push_back(k.device.value);
+    return out;
+  };
+  auto eager = load_stack("pytorch-eager");
+  ASSERT_TRUE(eager.has_value()) << eager.error().str();
+  m->set_stack(*eager);
+  const std::vector<double> flash = attention_times(*m, AttentionBackend::flash);
+  const std::vector<double> cudnn = attention_times(*m, AttentionBackend::cudnn);
+  ASSERT_EQ(flash.size(), 2u);  // forward and backward
+  ASSERT_EQ(cudnn.size(), 2u);
+  for (std::size_t i = 0; i < flash.size(); ++i) EXPECT_NEAR(cudnn[i], flash[i] / 2.0, 1e-9 * flash[i]);
+
+  Json doc = builtin_stack_document("pytorch-eager").value();
+  for (auto& [phase, rows] : doc["phases"].items()) {
+    for (Json& r : rows) {
+      if (r.value("kind", "") == "attention") r["backend"] = "flash";
+    }
+  }
+  auto named = stack_from_json(doc, "named.json");
+  ASSERT_TRUE(named.has_value()) << named.error().str();
+  m->set_stack(std::make_shared<const StackProfile>(*named));
+  const std::vector<double> kept = attention_times(*m, AttentionBackend::cudnn);
+  ASSERT_EQ(kept.size(), 2u);
+  for (std::size_t i = 0; i < flash.size(); ++i) EXPECT_NEAR(kept[i], flash[i], 1e-9 * flash[i]);
 }
 
 TEST(AttentionProfile, AKernelWithoutRowsOfItsOwnIsPricedFromTheOthers) {

@@ -24,12 +24,13 @@ using testing::DatasheetRig;
 //   GEMM B, capped: 1e12 FLOPs, bursts of 1 ms (1e15 FLOP/s), sustained at 0.8 of them, 700 W
 //                                                                        -> (700 - 100) / 0.8 = 750 W at 1e15
 //   add, not capped: 4e9 bytes in 1 ms (4e12 B/s), 580 W                 -> 480 W at 4e12
-//   layer norm: a memory kernel that is not streaming, listed but not fitted
-// gemm_bf16 through the two points: 350 W per 5e14 FLOP/s = 7e-13 J/FLOP, and 400 - 350 = 50 W; memory (one point,
-// no time part): 480 / 4e12 = 1.2e-10 J/B; the capped draw is the one capped kernel's, 700 W.
+//   layer norm, not capped: 2e9 bytes in 1 ms (2e12 B/s), 540 W          -> 440 W at 2e12
+//   add of 1.2e7 bytes: under twice the sweep's L2 of 5e7 bytes, listed but not fitted
+// gemm_bf16 through the two points: 350 W per 5e14 FLOP/s = 7e-13 J/FLOP, and 400 - 350 = 50 W; memory through its
+// two: 40 W per 2e12 B/s = 2e-11 J/B, and 480 - 80 = 400 W; the capped draw is the one capped kernel's, 700 W.
 Json sweep() {
   return Json::parse(R"J({"schema": "scalescope.power-sweep/1", "gpu": "NVIDIA H200", "torch": "2.11",
-    "idle": {"power_W": 100.0},
+    "idle": {"power_W": 100.0}, "l2_bytes": 5e7,
     "kernels": [
       {"name": "bf16 GEMM a", "class": "gemm", "dtype": "bf16", "flops": 1e12, "bytes": 0, "burst_s": 0.002,
        "sustained_s": 0.002, "relative": 1.0, "power_W": 500.0, "cap_share": 0.0},
@@ -38,12 +39,14 @@ Json sweep() {
       {"name": "add 1 GiB", "class": "memory", "dtype": "bf16", "flops": 0, "bytes": 4e9, "burst_s": 0.001,
        "sustained_s": 0.001, "relative": 1.0, "power_W": 580.0, "cap_share": 0.0},
       {"name": "layer_norm 8192x4096", "class": "memory", "dtype": "bf16", "flops": 0, "bytes": 2e9, "burst_s": 0.001,
-       "sustained_s": 0.001, "relative": 1.0, "power_W": 600.0, "cap_share": 0.0},
+       "sustained_s": 0.001, "relative": 1.0, "power_W": 540.0, "cap_share": 0.0},
+      {"name": "add 4 MiB", "class": "memory", "dtype": "bf16", "flops": 0, "bytes": 1.2e7, "burst_s": 1e-5,
+       "sustained_s": 1e-5, "relative": 1.0, "power_W": 200.0, "cap_share": 0.0},
       {"name": "fp8 GEMM broken", "class": "gemm", "dtype": "fp8", "error": "RuntimeError('no fp8')"}]})J");
 }
 
 // A power_mix.py file whose GEMM runs at 1e15 FLOP/s in bursts (800 TFLOP/s at 0.8 of them alone) and whose add moves
-// 4e12 B/s. At G = 0.5, per second of burst time: 0.5 (50 + 7e-13 x 1e15) + 0.5 (1.2e-10 x 4e12) = 375 + 240 = 615 J;
+// 4e12 B/s. At G = 0.5, per second of burst time: 0.5 (50 + 7e-13 x 1e15) + 0.5 (400 + 2e-11 x 4e12) = 375 + 240 = 615 J;
 // the capped draw leaves 600 W above idle, so the mix takes 615 / 600 = 1.025 s, of which 0.5 is the add's: the GEMM
 // runs at 0.5 / 0.525 = 0.95238 of its bursts. Alone: 750 / 600 = 1.25 s, a rate of 0.8.
 Json mix() {
@@ -62,13 +65,13 @@ TEST(PowerSection, FitsEachClassOnTheSweepAndChecksTheMixes) {
   EXPECT_DOUBLE_EQ(s["capped_w"].get<double>(), 700.0);
   EXPECT_NEAR(s["classes"]["gemm_bf16"]["watts"].get<double>(), 50.0, 1e-9);
   EXPECT_NEAR(s["classes"]["gemm_bf16"]["joules_per_unit"].get<double>(), 7e-13, 1e-24);
-  EXPECT_NEAR(s["classes"]["memory"]["watts"].get<double>(), 0.0, 1e-12);
-  EXPECT_NEAR(s["classes"]["memory"]["joules_per_unit"].get<double>(), 1.2e-10, 1e-22);
-  EXPECT_EQ(s["classes"]["memory"]["kernels"].size(), 1u);  // the layer norm is listed, not fitted
+  EXPECT_NEAR(s["classes"]["memory"]["watts"].get<double>(), 400.0, 1e-9);
+  EXPECT_NEAR(s["classes"]["memory"]["joules_per_unit"].get<double>(), 2e-11, 1e-22);
+  EXPECT_EQ(s["classes"]["memory"]["kernels"].size(), 2u);  // the add in L2 is listed, not fitted
   EXPECT_FALSE(s["classes"].contains("gemm_fp8"));         // its one kernel failed on the lease
-  bool norm_listed = false;
-  for (const Json& k : s["kernels"]) norm_listed = norm_listed || (k["name"] == "layer_norm 8192x4096" && !k["fitted"]);
-  EXPECT_TRUE(norm_listed);
+  bool small_listed = false;
+  for (const Json& k : s["kernels"]) small_listed = small_listed || (k["name"] == "add 4 MiB" && !k["fitted"]);
+  EXPECT_TRUE(small_listed);
   ASSERT_EQ(s["checks"].size(), 2u);
   EXPECT_NEAR(s["checks"][0]["modelled"].get<double>(), 0.8, 1e-12);
   EXPECT_NEAR(s["checks"][1]["modelled"].get<double>(), 0.5 / 0.525, 1e-12);

@@ -231,6 +231,8 @@ def main():
             r.update(smi.window(r["t0"] + (r["t1"] - r["t0"]) / 2, r["t1"]))
     doc = {"schema": "scalescope.power-sweep/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "cuda": torch.version.cuda, "limits": limits, "fields": smi.fields, "seconds_per_kernel": a.seconds,
+           # the importer fits the memory class on kernels that move at least twice this (L2-resident ones draw less)
+           "l2_bytes": getattr(torch.cuda.get_device_properties(0), "L2_cache_size", None),
            "idle": smi.window(*t_idle), "kernels": rows}
     with open(a.out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)

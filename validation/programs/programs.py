@@ -5,7 +5,8 @@ step (zero_grad, forward with loss, backward, optimizer step) on one micro-batch
   gpt-ln    a nanoGPT-style GPT written here (validation/programs/gpt-ln-*.json, scalescope's native model format):
             LayerNorm with bias, GELU(tanh) MLP, biases on every linear, no positional embedding, untied head;
             pure bf16 parameters, gradients and AdamW states (torch.optim.AdamW, its default foreach kernels);
-            flash SDPA; loss F.cross_entropy on the bf16 logits.
+            SDPA as PyTorch picks it (cuDNN's fused kernel on H100 / H200, torch 2.11); loss F.cross_entropy on
+            the bf16 logits.
   hf-llama  Hugging Face transformers' LlamaForCausalLM from a config.json (attn_implementation="sdpa"): fp32
             parameters, torch.autocast(bfloat16), labels passed to the model (its own shifted, fp32-upcast loss),
             torch.optim.AdamW with its defaults.

@@ -81,6 +81,9 @@ struct PhaseCost {
 
 struct CostOptions {
   bool flash_attention = true;  ///< false: Megatron 2021 attention (materialised scores)
+  /// The fused attention kernel of stack rows that name no `backend` (`--attention cudnn`: cuDNN's, which PyTorch's
+  /// SDPA picks on H100 / H200 and Transformer Engine runs; default FlashAttention).
+  AttentionBackend attention_backend = AttentionBackend::flash;
   bool dropout = false;         ///< dropout kernels on the scores (only without flash attention)
   std::string dtype = "bf16";   ///< GEMM data type
   std::string attention_dtype;  ///< attention data type; empty: `dtype` (FP8 plans keep bf16 attention)

@@ -69,7 +69,9 @@ struct StackRow {
   Expr window;  ///< sliding window (`window`, default 0: none): `batch` sequences of `seq` tokens, each query seeing
                 ///< at most `window` keys up to itself
   bool causal = true;
-  AttentionBackend backend = AttentionBackend::flash;  ///< the kernel the trace ran (`backend`, default flash)
+  AttentionBackend backend = AttentionBackend::flash;  ///< the kernel the trace ran (`backend`)
+  /// The row names its `backend`; a row that does not runs CostOptions::attention_backend (default flash).
+  bool backend_named = false;
   /// Attention dropout probability inside the kernel (`dropout`, default 0: none): priced at the profile's rates with
   /// dropout (compute_model.hpp).
   Expr dropout;

@@ -29,7 +29,7 @@ struct SimulateRequest {
   std::string calibration;  ///< empty: datasheet parameters
   std::optional<int> nodes, gpus;  ///< cluster size (default: as many GPUs as the plan uses)
   std::string fidelity = "analytical";    ///< analytical | flow
-  std::string attention = "flash";        ///< flash | unfused
+  std::string attention = "flash";        ///< flash | cudnn | unfused
   std::string intra_node = "analytical";  ///< analytical | flow
   bool all_ranks = false;
   bool no_rail_classes = false;  ///< flow fidelity: every TP rank even where rank 0 stands for its rail peers

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Session 35, one H200, one call (about 8 minutes): the blind check of the power-cap model's second fit (validation/
+# session35/predict_power.py; predictions committed in validation/session35/predictions.json before this runs), then
+# the extended kernel sweep again on this lease (does the fit carry from one H200 to another?).
+#  1. which attention kernel the gpt-ln program runs here (torch.profiler over one step: cuDNN or flash kernel names);
+#  2. four gpt-ln models at their shapes, 3 warm-up then 40 timed steps back to back, nvidia-smi beside them;
+#  3. power_sweep.py --extended (as session 34's call 3).
+set -uo pipefail
+: "${OUT:?run on the device machine (OUT is its output folder)}"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+W=/tmp/blind35; rm -rf "$W"; mkdir -p "$W"
+source validation/device/environment.sh
+record_environment "$W/environment.txt"
+python3 - > "$W/attention-kernels.txt" 2>&1 <<'PY'
+import sys, torch
+sys.path.insert(0, "validation/programs")
+import programs
+step, vocab, cfg, notes = programs.build("gpt-ln", "validation/programs/gpt-ln-h3072.json", 2)
+x = torch.randint(0, vocab, (2, 2048), device="cuda"); y = torch.randint(0, vocab, (2, 2048), device="cuda")
+with programs.sdpa_context("gpt-ln", x.device):
+    step(x, y); torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        step(x, y); torch.cuda.synchronize()
+names = sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+att = [n for n in names if any(s in n.lower() for s in ("cudnn", "flash", "fmha", "sdpa", "attention"))]
+print("attention kernels of one gpt-ln step (2 layers of gpt-ln-h3072, 2x2048):")
+print("\n".join(att) or "none matched")
+PY
+for p in gpt-ln-h3072:validation/programs/gpt-ln-h3072.json:4x2048,2x8192,8x1024 \
+         gpt-ln-h4096:validation/programs/gpt-ln-h4096.json:2x4096,16x1024 \
+         gpt-ln:validation/programs/gpt-ln-0.5b.json:6x4096,24x1024 \
+         gpt-ln-h20:validation/programs/gpt-ln-0.5b-h20.json:8x2048,4x4096; do
+  IFS=: read -r name model shapes <<< "$p"
+  timeout 300 python3 validation/programs/run_steps.py measure --program gpt-ln --model $model --shapes $shapes \
+    --steps 40 --smi --out "$W/measured-$name.json" > "$W/measured-$name.log" 2>&1
+  echo "measure exit $?" >> "$W/measured-$name.log"
+done
+(cd validation/clocks && timeout 420 python3 power_sweep.py "$W/sweep-extended.json" --seconds 3 --extended \
+   > "$W/sweep.log" 2>&1; echo "sweep exit $?" >> "$W/sweep.log")
+tar czf "$OUT/blind35.tar.gz" -C /tmp blind35
+cat "$W/attention-kernels.txt"; tail -n 2 "$W"/measured-*.log; tail -n 2 "$W/sweep.log"
