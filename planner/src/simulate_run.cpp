@@ -160,7 +160,8 @@ Json simulate_json(const SimulateRun& r) {
     j["power_cap"] = {{"tensor_rate", sig(p.power.tensor_rate, 4)}, {"min_tensor_rate", sig(p.power.min_tensor_rate, 4)},
                       {"capped_ranks", p.power.capped_ranks}, {"draw_W", sig(p.power.draw_w, 4)},
                       {"uncapped_draw_W", sig(p.power.uncapped_draw_w, 4)}, {"capped_W", sig(p.power.capped_w, 4)},
-                      {"idle_W", sig(p.power.idle_w, 4)}, {"source", p.power.source}};
+                      {"idle_W", sig(p.power.idle_w, 4)}, {"working_s", sig(p.power.working_s, 6)},
+                      {"source", p.power.source}};
   }
   if (!r.setup->gpu_note.empty()) j["notes"].push_back(r.setup->gpu_note);
   if (const std::string n = host_bound_note(r); !n.empty()) j["notes"].push_back(n);

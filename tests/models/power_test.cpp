@@ -145,6 +145,7 @@ TEST(PowerCap, StretchesTheTensorKernelsOfACappedRankToTheCap) {
   EXPECT_NEAR(est.tensor_rate, 2.0 / 3.0, 1e-12);
   EXPECT_NEAR(est.uncapped_draw_w, 800.0, 1e-9);
   EXPECT_NEAR(est.draw_w, 600.0, 1e-9);
+  EXPECT_NEAR(est.working_s, 1.0, 1e-12);  // the whole step: no idle bubble
   EXPECT_NEAR(g.task(t).duration().value, 1.4, 1e-12);
 
   // 400 J in the same second draw 500 W: under the cap, nothing changes.

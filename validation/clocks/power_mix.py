@@ -23,6 +23,7 @@ import time
 
 import torch
 
+from power_sweep import burst, timed  # noqa: E402  (CUDA-event timing of back-to-back calls)
 from smi import Sampler  # noqa: E402  (validation/clocks/smi.py)
 
 
@@ -50,21 +51,6 @@ def main():
         if a.dtype == "fp8" else (lambda: torch.matmul(x, w, out=y))  # noqa: E731
     add = lambda: torch.add(u, v, out=z)  # noqa: E731
     flops, bytes_ = 2.0 * m * k * n, 3.0 * 2 * elems
-
-    def timed(fn, calls):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record()
-        return s, e
-
-    def burst(fn, calls):
-        torch.cuda.synchronize()
-        time.sleep(0.5)
-        s, e = timed(fn, calls)
-        torch.cuda.synchronize()
-        return s.elapsed_time(e) * 1e-3 / calls
 
     for fn in (gemm, add):
         for _ in range(3):

@@ -25,52 +25,22 @@ import time
 
 import torch
 
-FIELDS = ["timestamp", "clocks.sm", "power.draw", "temperature.gpu", "clocks_event_reasons.active", "power.draw.instant"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smi  # noqa: E402  (validation/clocks/smi.py: nvidia-smi every 100 ms into a file)
 
 
-class Sampler:
-    """nvidia-smi every 100 ms into a file (validation/clocks/smi.py's reasons: a pipe read at the end stalls)."""
+class Sampler(smi.Sampler):
+    """smi.Sampler with power.draw.instant where the driver has it; window() in this file's field names."""
 
     def __init__(self, path):
-        self.path = path
-        target = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
-        fields = FIELDS
-        probe = subprocess.run(["nvidia-smi", "-i", target, "--query-gpu=" + ",".join(fields), "--format=csv,noheader"],
-                               capture_output=True, text=True)
-        if probe.returncode != 0 or "not a valid field" in (probe.stdout + probe.stderr).lower():
-            fields = FIELDS[:5]  # older drivers: no power.draw.instant
-        self.fields = fields
-        self._file = open(path, "w")
-        self._proc = subprocess.Popen(["nvidia-smi", "-i", target, "--query-gpu=" + ",".join(fields),
-                                       "--format=csv,noheader,nounits", "-lms", "100"], stdout=self._file,
-                                      stderr=subprocess.DEVNULL, text=True)
-
-    def stop(self):
-        self._proc.terminate()
-        self._proc.wait()
-        self._file.close()
-        rows = []
-        with open(self.path) as f:
-            for line in f:
-                x = [v.strip() for v in line.split(",")]
-                if len(x) < 5:
-                    continue
-                try:
-                    stamp, frac = x[0].split(".")
-                    t = time.mktime(time.strptime(stamp, "%Y/%m/%d %H:%M:%S")) + float("0." + frac)
-                    inst = float(x[5]) if len(x) > 5 and x[5] not in ("[N/A]", "N/A", "") else None
-                    rows.append((t, float(x[1]), float(x[2]), float(x[3]), x[4], inst))
-                except (ValueError, IndexError):
-                    continue
-        self.samples = rows
-        return rows
+        super().__init__(path, instant=True)
 
     def window(self, t0, t1):
-        inside = [s for s in self.samples if t0 <= s[0] <= t1]
+        inside = [s for s in getattr(self, "samples", []) if t0 <= s[0] <= t1]
         if not inside:
             return {"samples": 0}
         inst = [s[5] for s in inside if s[5] is not None]
-        caps = sum(1 for s in inside if int(s[4], 16) & 0x4)
+        caps = sum(1 for s in inside if int(s[4], 16) & smi.POWER_CAP_BIT)
         return {"samples": len(inside), "sm_MHz": statistics.median(s[1] for s in inside),
                 "power_W": statistics.median(s[2] for s in inside),
                 "power_instant_W": statistics.median(inst) if inst else None,

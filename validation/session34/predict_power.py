@@ -9,7 +9,6 @@ timed steps (run_steps.py --smi).
   python3 validation/session34/predict_power.py BIN -o validation/session34/predictions.json
   python3 validation/session34/predict_power.py BIN --report validation/session34/blind/ [-o table.md]
 """
-import argparse
 import datetime
 import json
 import os
@@ -18,6 +17,8 @@ import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import blind_cli  # noqa: E402
 # program -> (model file, precision as the program trains, shapes never timed before this check)
 CASES = {
     "gpt-ln": ("validation/programs/gpt-ln-0.5b.json", "bf16", ["4x4096", "16x2048"]),
@@ -79,26 +80,9 @@ def report(a):
     for k, v in errs.items():
         if v:
             lines.append(f"\n{k}: median |error| {100 * statistics.median(v):.1f}%, max {100 * max(v):.1f}% (n={len(v)})")
-    text = "\n".join(lines) + "\n"
-    if a.out:
-        open(a.out, "w").write(text)
-    print(text)
-
-
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("bin")
-    p.add_argument("-o", "--out")
-    p.add_argument("--report", help="folder of run_steps.py measure outputs (measured-PROGRAM.json)")
-    p.add_argument("--predictions", default=os.path.join(ROOT, "validation/session34/predictions.json"))
-    a = p.parse_args()
-    if a.report:
-        report(a)
-    else:
-        if not a.out:
-            p.error("-o is required to predict")
-        predict(a)
+    blind_cli.emit("\n".join(lines) + "\n", a.out)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(blind_cli.main(__doc__, os.path.join(ROOT, "validation/session34/predictions.json"), predict, report,
+                            "PROGRAM"))

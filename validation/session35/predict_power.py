@@ -11,7 +11,6 @@ cudnn, and v2 with flash.
   python3 validation/session35/predict_power.py BIN -o validation/session35/predictions.json
   python3 validation/session35/predict_power.py BIN --report validation/session35/blind/ [-o report.md]
 """
-import argparse
 import datetime
 import json
 import os
@@ -20,6 +19,8 @@ import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import blind_cli  # noqa: E402
 # case name -> (model file, shapes never timed before this check); every one is run_steps.py's program gpt-ln
 CASES = {
     "gpt-ln-h3072": ("validation/programs/gpt-ln-h3072.json", ["4x2048", "2x8192", "8x1024"]),
@@ -88,34 +89,20 @@ def report(a):
             errs[k].append(abs(e))
             cells.append(f"{c[k]['step_time_s']:.4f} ({100 * e:+.1f}%)")
         pc = c["v2_cudnn"]["power_cap"] or {}
-        lines.append(f"| {key} | {t:.4f} | {clock.get('sm_MHz_median', '-')} | {clock.get('power_W_median', '-')} | "
-                     f"{clock.get('power_cap_share', '-')} | " + " | ".join(cells) + f" | {pc.get('tensor_rate', '-')} |")
+        def num(field, digits):
+            v = clock.get(field)
+            return "-" if v is None else f"{v:.{digits}f}"
+        lines.append(f"| {key} | {t:.4f} | {num('sm_MHz_median', 0)} | {num('power_W_median', 1)} | "
+                     f"{num('power_cap_share', 2)} | " + " | ".join(cells) + f" | {pc.get('tensor_rate', '-')} |")
     lines.append("")
     for k, v in errs.items():
         if v:
             v = sorted(v)
             lines.append(f"- {k}: median |error| {100 * statistics.median(v):.1f}%, "
                          f"p90 {100 * v[min(len(v) - 1, int(0.9 * len(v)))]:.1f}%, max {100 * max(v):.1f}% (n={len(v)})")
-    text = "\n".join(lines) + "\n"
-    if a.out:
-        open(a.out, "w").write(text)
-    print(text)
-
-
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("bin")
-    p.add_argument("-o", "--out")
-    p.add_argument("--report", help="folder of run_steps.py measure outputs (measured-CASE.json)")
-    p.add_argument("--predictions", default=os.path.join(ROOT, "validation/session35/predictions.json"))
-    a = p.parse_args()
-    if a.report:
-        report(a)
-    else:
-        if not a.out:
-            p.error("-o is required to predict")
-        predict(a)
+    blind_cli.emit("\n".join(lines) + "\n", a.out)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(blind_cli.main(__doc__, os.path.join(ROOT, "validation/session35/predictions.json"), predict, report,
+                            "CASE"))

@@ -135,7 +135,6 @@ struct PowerModel {
   std::string source;     ///< the section's `source` text
 };
 
-
 /// One measured GEMM: cuBLAS arguments (column-major C[m x n] = A[m x k] B[k x n]) and its time.
 struct GemmSample {
   std::string dtype;  ///< "bf16", "fp16", "tf32", "fp32", "fp8"
