@@ -39,9 +39,9 @@ WAYS = {  # name -> (calibration, --attention)
 }
 
 
-def simulate(bin_, model, shape, calibration, attention):
+def simulate(bin_, model, shape, calibration, attention, precision="precision=bf16"):
     mbs, seq = (int(x) for x in shape.split("x"))
-    plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},precision=bf16"
+    plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},{precision}"
     out = subprocess.run([bin_, "simulate", "--model", model, "--cluster", "hgx-h200-8", "--gpus", "1", "--plan", plan,
                           "--framework", "pytorch-eager", "--attention", attention, "--calibration", calibration,
                           "--format", "json"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
