@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scalescope/models/counts.hpp"
+#include "scalescope/models/fp8_costs.hpp"
 #include "scalescope/models/pipeline_layout.hpp"
 #include "scalescope/models/plan_costs.hpp"
 #include "scalescope/models/stack_profile.hpp"
@@ -68,6 +69,20 @@ void note_trace_far_from_plan(PlanCheck& check, const ModelSpec& model, const Pl
       "kernels' did (two programs moved 2-8x on an H200 were predicted 4-7% fast, from traces at their own size "
       "within 2%: validation/session24); a trace nearer the plan's shape predicts it better, and with several "
       "(--framework a.json,b.json) each plan takes the nearest");
+}
+
+/// A note when an FP8 plan's casts are priced as Transformer Engine's (fp8_costs.hpp: fused cast-transpose kernels)
+/// for a stack that is neither the built-in Megatron/TE one nor traced from an FP8 program: an eager PyTorch FP8
+/// program (torch._scaled_mm, its amax, scale, clamp and convert passes and transpose copies as separate kernels:
+/// validation/programs/fp8_linear.py) ran 20-35% slower than that pricing on an H200, and its own one-shape trace
+/// predicted it within 9% (validation/session36).
+void note_fp8_casts_not_measured(PlanCheck& check, const Plan& plan, const StackProfile& stack) {
+  if (!plan.fp8() || stack.source == "<builtin:fused>" || fp8_measured_in_stack(stack)) return;
+  check.notes.push_back(
+      "FP8 casts are priced as Transformer Engine's fused cast-transpose kernels, which the stack '" + stack.name +
+      "' may not run: an eager PyTorch FP8 program (torch._scaled_mm with unfused casts) ran 20-35% slower than that "
+      "on an H200 (validation/session36); import a trace of your own FP8 step (scalescope import torch-trace) to "
+      "price its casts");
 }
 
 }  // namespace
@@ -192,6 +207,7 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   p.check = std::move(check).value();
   note_attention_beyond_rows(p.check, model, plan, compute);
   note_trace_far_from_plan(p.check, model, plan, stack);
+  note_fp8_casts_not_measured(p.check, plan, stack);
   p.graph = std::move(graph).value();
   p.sim = std::move(sim).value();
   p.step_time_s = p.sim.step_time.value;

@@ -303,6 +303,32 @@ TEST(TraceDistanceNote, StacksWithoutATraceAreNotNoted) {
   for (const auto& n : pred->check.notes) EXPECT_EQ(n.find("was traced at"), std::string::npos) << n;
 }
 
+// predict()'s note on FP8 plans whose casts are priced as Transformer Engine's for a stack that may not run them
+// (validation/session36: an eager PyTorch FP8 program ran 20-35% slower than that pricing on an H200): the built-in
+// eager stack and a stack traced from a bf16 program are noted; the built-in fused (Megatron + TE) stack and bf16
+// plans are not.
+bool fp8_cast_note(std::shared_ptr<const StackProfile> stack, const std::string& plan_text) {
+  auto cluster = load_cluster_by_name_or_path("dgx-h100-8");
+  EXPECT_TRUE(cluster.has_value());
+  testing::DatasheetRig rig(std::move(cluster).value());
+  rig.compute.set_stack(stack);
+  auto pred = predict(small(), parse_plan(plan_text).value(), rig.cluster, rig.coll, rig.compute, {});
+  EXPECT_TRUE(pred.has_value()) << (pred ? "" : pred.error().str());
+  if (!pred) return false;
+  const auto& n = pred->check.notes;
+  return std::any_of(n.begin(), n.end(), [](const std::string& s) {
+    return s.find("fused cast-transpose kernels") != s.npos && s.find("validation/session36") != s.npos;
+  });
+}
+
+TEST(Fp8CastNote, StacksThatMayNotRunTransformerEngineCastsAreNoted) {
+  const std::string fp8 = "tp=1,pp=1,dp=1,mbs=2,gbs=2,precision=fp8,fp8_recipe=tensorwise";
+  EXPECT_TRUE(fp8_cast_note(load_stack("pytorch-eager").value(), fp8));
+  EXPECT_TRUE(fp8_cast_note(traced_stack(), fp8));  // traced from a program without FP8 GEMMs
+  EXPECT_FALSE(fp8_cast_note(load_stack("fused").value(), fp8));
+  EXPECT_FALSE(fp8_cast_note(load_stack("pytorch-eager").value(), "tp=1,pp=1,dp=1,mbs=2,gbs=2,precision=bf16"));
+}
+
 TEST(TraceDistanceNote, SeveralTracesOfAProgramEachPriceThePlansNearThem) {
   // Traced at 2 x 1024 = 2048 and 16 x 1024 = 16384 tokens per micro-batch. mbs 4 (4096 tokens): |ln 2| against
   // |ln 4|, the first; mbs 8 (8192): |ln 4| against |ln 2|, the second; in either order of the list.

@@ -7,7 +7,8 @@
 #  3. power_sweep.py --extended (as session 34's call 3).
 # Stages, so that each fits in one device call: `measure` (1-2, about 2.5 minutes on an H200), `sweep` (3, about
 # 4 minutes), or nothing for both. Session 35 ran `measure`, then `sweep`. The tar is rewritten after every program,
-# so a call cut short still returns what ran.
+# so a call cut short still returns what ran. Step 1 ran inline; its code moved to validation/programs/step_kernels.py
+# in session 36 (same code; run once on an H200 then: the same kernel names).
 set -uo pipefail
 STAGE=${1:-all}
 case "$STAGE" in measure|sweep|all) ;; *) echo "usage: $0 [measure|sweep|all]" >&2; exit 2;; esac
@@ -18,21 +19,8 @@ source validation/device/environment.sh
 pack() { tar czf "$OUT/blind35.tar.gz" -C /tmp blind35; }
 if [ "$STAGE" != sweep ]; then
 record_environment "$W/environment.txt"
-python3 - > "$W/attention-kernels.txt" 2>&1 <<'PY'
-import sys, torch
-sys.path.insert(0, "validation/programs")
-import programs
-step, vocab, cfg, notes = programs.build("gpt-ln", "validation/programs/gpt-ln-h3072.json", 2)
-x = torch.randint(0, vocab, (2, 2048), device="cuda"); y = torch.randint(0, vocab, (2, 2048), device="cuda")
-with programs.sdpa_context("gpt-ln", x.device):
-    step(x, y); torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        step(x, y); torch.cuda.synchronize()
-names = sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
-att = [n for n in names if any(s in n.lower() for s in ("cudnn", "flash", "fmha", "sdpa", "attention"))]
-print("attention kernels of one gpt-ln step (2 layers of gpt-ln-h3072, 2x2048):")
-print("\n".join(att) or "none matched")
-PY
+python3 validation/programs/step_kernels.py gpt-ln validation/programs/gpt-ln-h3072.json --shape 2x2048 \
+  > "$W/attention-kernels.txt" 2>&1
 for p in gpt-ln-h3072:validation/programs/gpt-ln-h3072.json:4x2048,2x8192,8x1024 \
          gpt-ln-h4096:validation/programs/gpt-ln-h4096.json:2x4096,16x1024 \
          gpt-ln:validation/programs/gpt-ln-0.5b.json:6x4096,24x1024 \

@@ -5,7 +5,9 @@
 #  1. which attention and GEMM kernels gpt-ln-fp8 runs here (torch.profiler over one step of 2 layers);
 #  2. gpt-ln-fp8 on three gpt-ln models, and one bf16 shape of session 35 again as this lease's reference: 3 warm-up
 #     then 40 timed steps back to back, nvidia-smi beside them (run_steps.py measure --smi).
-# The tar is rewritten after every program, so a call cut short still returns what ran.
+# The tar is rewritten after every program, so a call cut short still returns what ran. Step 1 ran inline; its code
+# moved to validation/programs/step_kernels.py after the call (same code; run once on an H200 since: the same kernel
+# names).
 set -uo pipefail
 : "${OUT:?run on the device machine (OUT is its output folder)}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -13,22 +15,8 @@ W=/tmp/fp8; rm -rf "$W"; mkdir -p "$W"
 source validation/device/environment.sh
 pack() { tar czf "$OUT/fp8-36.tar.gz" -C /tmp fp8; }
 record_environment "$W/environment.txt"
-python3 - > "$W/kernels.txt" 2>&1 <<'PY'
-import sys, torch
-sys.path.insert(0, "validation/programs")
-import programs
-step, vocab, cfg, notes = programs.build("gpt-ln-fp8", "validation/programs/gpt-ln-h3072.json", 2)
-print("\n".join(notes))
-x = torch.randint(0, vocab, (2, 2048), device="cuda"); y = torch.randint(0, vocab, (2, 2048), device="cuda")
-with programs.sdpa_context("gpt-ln", x.device):
-    step(x, y); torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        step(x, y); torch.cuda.synchronize()
-names = sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
-keys = ("cudnn", "flash", "fmha", "sdpa", "attention", "gemm", "sm90", "cutlass", "nvjet")
-print("attention and GEMM kernels of one gpt-ln-fp8 step (2 layers of gpt-ln-h3072, 2x2048):")
-print("\n".join(n for n in names if any(s in n.lower() for s in keys)) or "none matched")
-PY
+python3 validation/programs/step_kernels.py gpt-ln-fp8 validation/programs/gpt-ln-h3072.json --shape 2x2048 --notes \
+  --match cudnn,flash,fmha,sdpa,attention,gemm,sm90,cutlass,nvjet > "$W/kernels.txt" 2>&1
 pack
 for p in fp8-0.5b:gpt-ln-fp8:validation/programs/gpt-ln-0.5b.json:8x2048,4x4096 \
          fp8-h4096:gpt-ln-fp8:validation/programs/gpt-ln-h4096.json:4x2048,2x4096 \
