@@ -39,10 +39,10 @@ WAYS = {  # name -> (calibration, --attention)
 }
 
 
-def simulate(bin_, model, shape, calibration, attention, precision="precision=bf16"):
+def simulate(bin_, model, shape, calibration, attention, precision="precision=bf16", cluster="hgx-h200-8"):
     mbs, seq = (int(x) for x in shape.split("x"))
     plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},{precision}"
-    out = subprocess.run([bin_, "simulate", "--model", model, "--cluster", "hgx-h200-8", "--gpus", "1", "--plan", plan,
+    out = subprocess.run([bin_, "simulate", "--model", model, "--cluster", cluster, "--gpus", "1", "--plan", plan,
                           "--framework", "pytorch-eager", "--attention", attention, "--calibration", calibration,
                           "--format", "json"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     d = json.loads(out)
@@ -64,12 +64,17 @@ def predict(a):
         json.dump(doc, f, indent=1)
 
 
+def rate_label(pred):
+    """The last column's header: the primary way's modelled tensor-core rate ("v2 rate" in sessions 35-36)."""
+    return "v2 rate" if pred["primary"] == "v2_cudnn" else f"{pred['primary']} rate"
+
+
 def report(a):
     pred = json.load(open(a.predictions))
     ways = list(pred["ways"])
     lines = [f"Predictions by commit {pred['commit']} ({pred['predicted_utc']}); measured in {a.report}. "
              f"Error = predicted / measured step time - 1; primary: {pred['primary']}.", "",
-             "| case | measured s | SM MHz | W | cap share | " + " | ".join(ways) + " | v2 rate |",
+             "| case | measured s | SM MHz | W | cap share | " + " | ".join(ways) + f" | {rate_label(pred)} |",
              "|---|---|---|---|---|" + "---|" * len(ways) + "---|"]
     errs = {k: [] for k in ways}
     for key, c in pred["cases"].items():
@@ -88,7 +93,7 @@ def report(a):
             e = c[k]["step_time_s"] / t - 1
             errs[k].append(abs(e))
             cells.append(f"{c[k]['step_time_s']:.4f} ({100 * e:+.1f}%)")
-        pc = c["v2_cudnn"]["power_cap"] or {}
+        pc = c[pred["primary"]]["power_cap"] or {}
         def num(field, digits):
             v = clock.get(field)
             return "-" if v is None else f"{v:.{digits}f}"
