@@ -13,6 +13,9 @@ Before and after each mix, 50 ms bursts of each class with the GPU idle before t
 --dtype fp8 (session 32): the GEMM as Transformer Engine's FP8 forward runs it, torch._scaled_mm on float8_e4m3fn
 operands with per-tensor scales and fast accumulation, bf16 output.
 
+--block-ms, --shares (session 37): the length of one cycle (10 ms by default) and the shares to run; each mix records
+its calls per block (gemm_calls, add_calls), as short cycles round G to whole calls.
+
 OUT.json: per mix, the median GEMM TFLOP/s and add GB/s over its second half relative to the bursts, the SM clock
 and power medians of the nvidia-smi samples inside it, and every sample."""
 import argparse
@@ -34,7 +37,13 @@ def main():
     p.add_argument("--gemm", default="8192x1600x6400", help="M x K x N of the GEMM (default: gpt-ln's fc at 8x1024)")
     p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16", help="the GEMM's operands (fp8: e4m3, fast "
                    "accumulation, as TE's forward)")
+    p.add_argument("--block-ms", type=float, default=10.0, help="milliseconds of one mix cycle (a GEMM block then an "
+                   "add block) at burst rates (session 37: how long a phase must last for the cap to act on it alone)")
+    p.add_argument("--shares", default="1,0.75,0.5,0.25,0", help="the GEMM shares G of the mixes, in order")
     a = p.parse_args()
+    shares = [float(v) for v in a.shares.split(",")]
+    if not shares or any(not 0.0 <= v <= 1.0 for v in shares) or not a.block_ms > 0:
+        p.error("--shares: expected numbers in [0, 1]; --block-ms: expected a positive number")
     m, k, n = (int(v) for v in a.gemm.split("x"))
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
@@ -67,9 +76,10 @@ def main():
     smi = Sampler(a.out + ".smi.csv")
     time.sleep(1)
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "gemm": f"{m}x{k} @ {k}x{n} {a.dtype}",
-           "add": f"{elems} bf16 elements, 3 tensors", "seconds_per_mix": a.seconds, "mixes": []}
-    block = 0.01  # seconds of one class per block at burst rates
-    for share in (1.0, 0.75, 0.5, 0.25, 0.0):
+           "add": f"{elems} bf16 elements, 3 tensors", "seconds_per_mix": a.seconds, "block_ms": a.block_ms,
+           "mixes": []}
+    block = a.block_ms * 1e-3  # seconds of one cycle (GEMM block + add block) at burst rates
+    for share in shares:
         before = bursts()
         cg = max(1, int(round(block * share / before["gemm_s"]))) if share > 0 else 0
         cm = max(1, int(round(block * (1 - share) / before["add_s"]))) if share < 1 else 0
@@ -90,7 +100,7 @@ def main():
         ref_g = (before["gemm_s"] + after["gemm_s"]) / 2
         ref_m = (before["add_s"] + after["add_s"]) / 2
         doc["mixes"].append({
-            "gemm_share": share, "t0": t0, "t1": t1, "bursts_before": before, "bursts_after": after,
+            "gemm_share": share, "block_ms": a.block_ms, "gemm_calls": cg, "add_calls": cm, "t0": t0, "t1": t1, "bursts_before": before, "bursts_after": after,
             "gemm_TFLOPS": flops / statistics.median(g) / 1e12 if g else None,
             "gemm_relative_to_bursts": ref_g / statistics.median(g) if g else None,
             "add_GBps": bytes_ / statistics.median(d) / 1e9 if d else None,
