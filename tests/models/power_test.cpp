@@ -13,6 +13,7 @@
 #include "scalescope/models/compute_profile.hpp"
 #include "scalescope/models/predict.hpp"
 #include "scalescope/sim/cluster.hpp"
+#include "scalescope/sim/json_reader.hpp"
 
 namespace scalescope::models {
 namespace {
@@ -113,6 +114,37 @@ TEST(PowerSection, RefusesWhatCannotBeModelled) {
   refused([](Json& s) { s["classes"]["memory"]["unit"] = "FLOP"; }, "$.power.classes.memory.unit: expected \"byte\"");
   refused([](Json& s) { s["classes"]["gemm_bf16"]["watts"] = -1.0; }, "$.power.classes.gemm_bf16.watts");
   refused([](Json& s) { s["classes"]["gemm_int4"] = s["classes"]["gemm_bf16"]; }, "gemm_int4");
+}
+
+// The shipped power profiles are what import-power makes of the sweeps they name: refitting each committed sweep gives
+// the shipped idle and capped draws and every class's two numbers (the checks, power_mix.py files, do not enter the
+// fit). A change to the fit that would change a shipped profile fails here until the profile is re-imported.
+TEST(PowerSection, TheShippedProfilesAreTheFitsOfTheirCommittedSweeps) {
+  const std::string root = SCALESCOPE_SOURCE_DIR;
+  const std::pair<const char*, const char*> shipped[] = {
+      {"calibrate/profiles/h200-power.json", "validation/session34/sweep34x/sweep-extended.json"},  // session 35's fit
+      {"calibrate/profiles/h100-power.json", "validation/session37/h100/sweep-extended.json"},     // session 37
+  };
+  for (const auto& [profile, sweep_file] : shipped) {
+    SCOPED_TRACE(profile);
+    auto doc = read_json_file(root + "/" + profile);
+    auto sweep_doc = read_json_file(root + "/" + sweep_file);
+    ASSERT_TRUE(doc.has_value() && sweep_doc.has_value());
+    auto refit = make_power_section({{*sweep_doc, sweep_file}}, "");
+    ASSERT_TRUE(refit.has_value()) << refit.error().str();
+    const Json& ship = (*doc)["power"];
+    EXPECT_NEAR((*refit)["idle_w"].get<double>(), ship["idle_w"].get<double>(), 1e-9);
+    EXPECT_NEAR((*refit)["capped_w"].get<double>(), ship["capped_w"].get<double>(), 1e-9);
+    ASSERT_EQ((*refit)["classes"].size(), ship["classes"].size());
+    for (const auto& [name, c] : ship["classes"].items()) {
+      ASSERT_TRUE((*refit)["classes"].contains(name)) << name;
+      const Json& r = (*refit)["classes"][name];
+      EXPECT_NEAR(r["watts"].get<double>(), c["watts"].get<double>(), 1e-6) << name;
+      EXPECT_NEAR(r["joules_per_unit"].get<double>(), c["joules_per_unit"].get<double>(),
+                  1e-9 * c["joules_per_unit"].get<double>())
+          << name;
+    }
+  }
 }
 
 PowerModel model_of(double idle, double capped) {
