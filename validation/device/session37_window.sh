@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 37, call 2 (one H100, about 3 minutes): how long must a GEMM-dense phase last for the power cap to act on it
+# Session 37, call 2 (one H100 or H200, about 3 minutes; it ran on an H200: no H100 could be started): how long must a GEMM-dense phase last for the power cap to act on it
 # alone? power_mix.py's GEMM and add alternate in cycles of 2 ms to 1 s (--block-ms) at GEMM shares 0.75 and 0.5, FP8
 # (TE's forward GEMM) and bf16, at 8192x4096x16384. The expectation, committed before this runs, is in
 # validation/session37/README.md ("Call 2").
