@@ -100,7 +100,8 @@ def main():
         ref_g = (before["gemm_s"] + after["gemm_s"]) / 2
         ref_m = (before["add_s"] + after["add_s"]) / 2
         doc["mixes"].append({
-            "gemm_share": share, "block_ms": a.block_ms, "gemm_calls": cg, "add_calls": cm, "t0": t0, "t1": t1, "bursts_before": before, "bursts_after": after,
+            "gemm_share": share, "block_ms": a.block_ms, "gemm_calls": cg, "add_calls": cm, "t0": t0, "t1": t1,
+            "bursts_before": before, "bursts_after": after,
             "gemm_TFLOPS": flops / statistics.median(g) / 1e12 if g else None,
             "gemm_relative_to_bursts": ref_g / statistics.median(g) if g else None,
             "add_GBps": bytes_ / statistics.median(d) / 1e9 if d else None,

@@ -23,3 +23,34 @@ mcore_session() {
   pack() { tar czf "$OUT/$PACK_NAME.tar.gz" -C "$D" . ; }
   export PYTHONPATH=$PWD/build-lease/mcore:$PWD/validation/megatron/shim${PYTHONPATH:+:$PYTHONPATH}
 }
+
+# measure_session NAME: the set-up of a one-GPU measurement script (session 37 on): exports the lease's NCCL settings,
+# makes W=/tmp/NAME with its environment.txt, refuses to measure beside another process on the GPU (exit 3), and
+# defines pack(), which tars $W into $OUT/NAME.tar.gz beside and then renames it, so that a call stopped at its time
+# limit mid-tar still returns the last whole one.
+measure_session() {
+  : "${OUT:?run on the device machine (OUT is its output folder)}"
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+  W=/tmp/$1; rm -rf "$W"; mkdir -p "$W"
+  record_environment "$W/environment.txt"
+  if [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; then
+    nvidia-smi; echo "$0: the GPU is busy with other processes; not measuring" >&2; exit 3
+  fi
+  PACK_NAME=$1
+  pack() {
+    tar czf "$OUT/$PACK_NAME.part.tgz" -C /tmp "$PACK_NAME" && mv "$OUT/$PACK_NAME.part.tgz" "$OUT/$PACK_NAME.tar.gz"
+  }
+}
+
+# measure_gpt_ln TIMEOUT NAME:MODEL:SHAPES...: run_steps.py measure of the gpt-ln program for each model at its shapes,
+# 3 warm-up and 40 timed steps, nvidia-smi beside them, into $W/measured-NAME.json and .log; pack() after each model.
+measure_gpt_ln() {
+  local limit=$1 p name model shapes; shift
+  for p in "$@"; do
+    IFS=: read -r name model shapes <<< "$p"
+    timeout "$limit" python3 validation/programs/run_steps.py measure --program gpt-ln --model "$model" \
+      --shapes "$shapes" --steps 40 --smi --out "$W/measured-$name.json" > "$W/measured-$name.log" 2>&1
+    echo "measure exit $?" >> "$W/measured-$name.log"
+    pack
+  done
+}

@@ -21,16 +21,10 @@ if [ "$STAGE" != sweep ]; then
 record_environment "$W/environment.txt"
 python3 validation/programs/step_kernels.py gpt-ln validation/programs/gpt-ln-h3072.json --shape 2x2048 \
   > "$W/attention-kernels.txt" 2>&1
-for p in gpt-ln-h3072:validation/programs/gpt-ln-h3072.json:4x2048,2x8192,8x1024 \
-         gpt-ln-h4096:validation/programs/gpt-ln-h4096.json:2x4096,16x1024 \
-         gpt-ln:validation/programs/gpt-ln-0.5b.json:6x4096,24x1024 \
-         gpt-ln-h20:validation/programs/gpt-ln-0.5b-h20.json:8x2048,4x4096; do
-  IFS=: read -r name model shapes <<< "$p"
-  timeout 300 python3 validation/programs/run_steps.py measure --program gpt-ln --model $model --shapes $shapes \
-    --steps 40 --smi --out "$W/measured-$name.json" > "$W/measured-$name.log" 2>&1
-  echo "measure exit $?" >> "$W/measured-$name.log"
-  pack
-done
+measure_gpt_ln 300 gpt-ln-h3072:validation/programs/gpt-ln-h3072.json:4x2048,2x8192,8x1024 \
+  gpt-ln-h4096:validation/programs/gpt-ln-h4096.json:2x4096,16x1024 \
+  gpt-ln:validation/programs/gpt-ln-0.5b.json:6x4096,24x1024 \
+  gpt-ln-h20:validation/programs/gpt-ln-0.5b-h20.json:8x2048,4x4096
 fi
 if [ "$STAGE" != measure ]; then
 record_environment "$W/environment-sweep.txt"

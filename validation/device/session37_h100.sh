@@ -8,22 +8,16 @@
 #  3. the four gpt-ln programs at eight shapes never timed, 3 warm-up and 40 timed steps each, nvidia-smi beside;
 #  4. development data, after the check: FP8 GEMMs with fast and split accumulation at the NeMo rows' shapes
 #     (validation/session32/fp8_accum.py), and power_mix.py's FP8 and bf16 mixes (checks of the fit, never fitted).
-# The tar is rewritten after every part, so a call cut short still returns what ran.
+# The tar is rewritten after every part, so a call cut short still returns what ran. (Its set-up moved into
+# environment.sh's measure_session after call 1 ran, the same steps.)
 set -uo pipefail
-: "${OUT:?run on the device machine (OUT is its output folder)}"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 [ -x devbin/scalescope ] || { echo "$0: no devbin/scalescope (tar xJf build-lease/devbin.txz first)" >&2; exit 2; }
 export SCALESCOPE_DATA_DIR=$PWD  # profiles, topologies and catalog of this checkout for devbin/scalescope
-W=/tmp/h100s37; rm -rf "$W"; mkdir -p "$W"
 source validation/device/environment.sh
-# written beside, then renamed: a call stopped at its time limit mid-tar keeps the last whole one
-pack() { tar czf "$OUT/h100s37.part.tgz" -C /tmp h100s37 && mv "$OUT/h100s37.part.tgz" "$OUT/h100s37.tar.gz"; }
-record_environment "$W/environment.txt"
-if [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; then
-  nvidia-smi; echo "$0: the GPU is busy with other processes; not measuring" >&2; exit 3
-fi
+measure_session h100s37  # W=/tmp/h100s37, pack()
 cp devbin/COMMIT "$W/devbin-commit.txt"
-nvidia-smi --query-gpu=index,name,clocks.max.sm,clocks.max.mem,power.limit,power.default_limit,power.max_limit,memory.total,vbios_version \
+q=index,name,clocks.max.sm,clocks.max.mem,power.limit,power.default_limit,power.max_limit,memory.total,vbios_version
+nvidia-smi --query-gpu=$q \
   --format=csv > "$W/limits.csv" 2>&1
 nvidia-smi -q -d POWER,CLOCK,PERFORMANCE > "$W/smi-q.txt" 2>&1
 # 1. the sweep
@@ -48,22 +42,17 @@ pack
 # 3. the steps
 python3 validation/programs/step_kernels.py gpt-ln validation/programs/gpt-ln-h3072.json --shape 2x2048 \
   > "$W/attention-kernels.txt" 2>&1
-for p in gpt-ln-h3072:validation/programs/gpt-ln-h3072.json:3x4096,12x1024 \
-         gpt-ln-h4096:validation/programs/gpt-ln-h4096.json:6x2048,3x4096 \
-         gpt-ln:validation/programs/gpt-ln-0.5b.json:12x2048,3x8192 \
-         gpt-ln-h20:validation/programs/gpt-ln-0.5b-h20.json:6x4096,24x1024; do
-  IFS=: read -r name model shapes <<< "$p"
-  timeout 200 python3 validation/programs/run_steps.py measure --program gpt-ln --model $model --shapes $shapes \
-    --steps 40 --smi --out "$W/measured-$name.json" > "$W/measured-$name.log" 2>&1
-  echo "measure exit $?" >> "$W/measured-$name.log"
-  pack
-done
+measure_gpt_ln 200 gpt-ln-h3072:validation/programs/gpt-ln-h3072.json:3x4096,12x1024 \
+  gpt-ln-h4096:validation/programs/gpt-ln-h4096.json:6x2048,3x4096 \
+  gpt-ln:validation/programs/gpt-ln-0.5b.json:12x2048,3x8192 \
+  gpt-ln-h20:validation/programs/gpt-ln-0.5b-h20.json:6x4096,24x1024
 # 4. development data
 timeout 90 python3 validation/session32/fp8_accum.py "$W/fp8_accum-h100.json" > "$W/fp8_accum.log" 2>&1
 echo "fp8_accum exit $?" >> "$W/fp8_accum.log"
 pack
 (cd validation/clocks && for dt in fp8 bf16; do
-   timeout 75 python3 power_mix.py "$W/mix-$dt.json" --seconds 4 --gemm 8192x4096x16384 --dtype $dt > "$W/mix-$dt.log" 2>&1
+   timeout 75 python3 power_mix.py "$W/mix-$dt.json" --seconds 4 --gemm 8192x4096x16384 --dtype $dt \
+     > "$W/mix-$dt.log" 2>&1
    echo "mix $dt exit $?" >> "$W/mix-$dt.log"
  done)
 pack

@@ -1,18 +1,11 @@
 #!/usr/bin/env bash
-# Session 37, call 2 (one H100 or H200, about 3 minutes; it ran on an H200: no H100 could be started): how long must a GEMM-dense phase last for the power cap to act on it
-# alone? power_mix.py's GEMM and add alternate in cycles of 2 ms to 1 s (--block-ms) at GEMM shares 0.75 and 0.5, FP8
-# (TE's forward GEMM) and bf16, at 8192x4096x16384. The expectation, committed before this runs, is in
+# Session 37, call 2 (one H100 or H200, about 3 minutes): how long must a GEMM-dense phase last for the power cap to
+# act on it alone? power_mix.py's GEMM and add alternate in cycles of 2 ms to 1 s (--block-ms) at GEMM shares 0.75
+# and 0.5, FP8 (TE's forward GEMM) and bf16, at 8192x4096x16384. The expectation, committed before this runs, is in
 # validation/session37/README.md ("Call 2").
 set -uo pipefail
-: "${OUT:?run on the device machine (OUT is its output folder)}"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-W=/tmp/window37; rm -rf "$W"; mkdir -p "$W"
 source validation/device/environment.sh
-pack() { tar czf "$OUT/window37.part.tgz" -C /tmp window37 && mv "$OUT/window37.part.tgz" "$OUT/window37.tar.gz"; }
-record_environment "$W/environment.txt"
-if [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader)" ]; then
-  nvidia-smi; echo "$0: the GPU is busy with other processes; not measuring" >&2; exit 3
-fi
+measure_session window37  # W=/tmp/window37, pack()
 cd validation/clocks
 for dt in fp8 bf16; do
   for ms in 2 5 20 50 200 1000; do

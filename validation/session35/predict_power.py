@@ -50,16 +50,25 @@ def simulate(bin_, model, shape, calibration, attention, precision="precision=bf
             "power_cap": d.get("power_cap")}
 
 
+def prediction_doc(commit, primary, ways, **extra):
+    """The head of a predictions file (scalescope.power-blind/1): who predicted, when, and each way's inputs."""
+    return dict({"schema": "scalescope.power-blind/1", "commit": commit, "primary": primary},
+                **extra, predicted_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                ways={k: {"calibration": c, "attention": att} for k, (c, att) in ways.items()}, cases={})
+
+
+def predict_case(bin_, case, model, shape, ways, precision="precision=bf16", cluster="hgx-h200-8"):
+    """One case's entry: `case` (program, model, shape, ...) and its prediction by every way."""
+    return dict(case, **{k: simulate(bin_, model, shape, c, att, precision, cluster) for k, (c, att) in ways.items()})
+
+
 def predict(a):
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    doc = {"schema": "scalescope.power-blind/1", "commit": commit, "primary": "v2_cudnn",
-           "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "ways": {k: {"calibration": c, "attention": att} for k, (c, att) in WAYS.items()}, "cases": {}}
+    doc = prediction_doc(commit, "v2_cudnn", WAYS)
     for name, (model, shapes) in CASES.items():
         for shape in shapes:
-            doc["cases"][f"{name} {shape}"] = dict(
-                {"program": "gpt-ln", "model": model, "shape": shape},
-                **{k: simulate(a.bin, model, shape, c, att) for k, (c, att) in WAYS.items()})
+            doc["cases"][f"{name} {shape}"] = predict_case(
+                a.bin, {"program": "gpt-ln", "model": model, "shape": shape}, model, shape, WAYS)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
 

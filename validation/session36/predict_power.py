@@ -11,7 +11,6 @@ with cuDNN attention; burst rates with flash, the default, and with cuDNN; sessi
   python3 validation/session36/predict_power.py BIN -o validation/session36/predictions.json
   python3 validation/session36/predict_power.py BIN --report validation/session36/fp8/ [-o report.md]
 """
-import datetime
 import json
 import os
 import subprocess
@@ -35,14 +34,12 @@ CASES = {
 
 def predict(a):
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    doc = {"schema": "scalescope.power-blind/1", "commit": commit, "primary": "v2_cudnn",
-           "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "ways": {k: {"calibration": c, "attention": att} for k, (c, att) in s35.WAYS.items()}, "cases": {}}
+    doc = s35.prediction_doc(commit, "v2_cudnn", s35.WAYS)
     for name, (program, model, precision, shapes) in CASES.items():
         for shape in shapes:
-            doc["cases"][f"{name} {shape}"] = dict(
-                {"program": program, "model": model, "shape": shape, "plan_precision": precision},
-                **{k: s35.simulate(a.bin, model, shape, c, att, precision) for k, (c, att) in s35.WAYS.items()})
+            doc["cases"][f"{name} {shape}"] = s35.predict_case(
+                a.bin, {"program": program, "model": model, "shape": shape, "plan_precision": precision}, model,
+                shape, s35.WAYS, precision)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
 

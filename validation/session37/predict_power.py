@@ -15,7 +15,6 @@ H100 lease, 2026-11-25), cluster dgx-h100-8 with one GPU. Each case is predicted
   python3 validation/session37/predict_power.py BIN -o PREDICTIONS.json
   python3 validation/session37/predict_power.py BIN --report MEASURED_DIR [--predictions P.json] [-o report.md]
 """
-import datetime
 import json
 import os
 import subprocess
@@ -49,14 +48,11 @@ def predict(a):
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if os.path.exists(os.path.join(ROOT, "devbin", "COMMIT")):  # on the lease: the commit the binary was built from
         commit = open(os.path.join(ROOT, "devbin", "COMMIT")).read().strip()
-    doc = {"schema": "scalescope.power-blind/1", "commit": commit, "primary": "h100_cudnn", "cluster": CLUSTER,
-           "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "ways": {k: {"calibration": c, "attention": att} for k, (c, att) in WAYS.items()}, "cases": {}}
+    doc = s35.prediction_doc(commit, "h100_cudnn", WAYS, cluster=CLUSTER)
     for name, (model, shapes) in CASES.items():
         for shape in shapes:
-            doc["cases"][f"{name} {shape}"] = dict(
-                {"program": "gpt-ln", "model": model, "shape": shape},
-                **{k: s35.simulate(a.bin, model, shape, c, att, cluster=CLUSTER) for k, (c, att) in WAYS.items()})
+            doc["cases"][f"{name} {shape}"] = s35.predict_case(
+                a.bin, {"program": "gpt-ln", "model": model, "shape": shape}, model, shape, WAYS, cluster=CLUSTER)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
 

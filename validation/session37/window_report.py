@@ -55,8 +55,8 @@ def main():
     for dt in ("fp8", "bf16"):
         mix = json.load(open(os.path.join(root, reference[a.gpu].format(dt))))
         alone[dt] = next(m["gemm_relative_to_bursts"] for m in mix["mixes"] if m["gemm_share"] == 1.0)
-    lines = ["| dtype | G | cycle ms | calls per cycle (GEMM, add) | G of whole calls | GEMM rate / bursts | SM MHz | W | "
-             "model (draw averaged) | GEMM alone |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| dtype | G | cycle ms | calls per cycle (GEMM, add) | G of whole calls | GEMM rate / bursts | SM MHz | "
+             "W | model (draw averaged) | GEMM alone |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows(a.folder):
         doc = json.load(open(os.path.join(a.folder, f"window-{r['dtype']}-{r['block_ms']:g}.json")))
         m = next(x for x in doc["mixes"] if x["gemm_share"] == r["share"])
