@@ -17,8 +17,7 @@ source validation/device/environment.sh
 measure_session h100s37  # W=/tmp/h100s37, pack()
 cp devbin/COMMIT "$W/devbin-commit.txt"
 q=index,name,clocks.max.sm,clocks.max.mem,power.limit,power.default_limit,power.max_limit,memory.total,vbios_version
-nvidia-smi --query-gpu=$q \
-  --format=csv > "$W/limits.csv" 2>&1
+nvidia-smi --query-gpu=$q --format=csv > "$W/limits.csv" 2>&1
 nvidia-smi -q -d POWER,CLOCK,PERFORMANCE > "$W/smi-q.txt" 2>&1
 # 1. the sweep
 (cd validation/clocks && timeout 360 python3 power_sweep.py "$W/sweep-extended.json" --seconds 3 --extended \

@@ -12,6 +12,10 @@ import glob
 import json
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import blind_cli  # noqa: E402  (emit: print a report and write it with -o)
 
 
 def rows(folder):
@@ -28,7 +32,10 @@ def rows(folder):
             cm = m.get("add_calls", max(1, round(blk * (1 - m["gemm_share"]) / b["add_s"])))
             share = cg * b["gemm_s"] / (cg * b["gemm_s"] + cm * b["add_s"]) if cg + cm else None
             out.append(dict(dtype=dt, block_ms=float(ms), share=m["gemm_share"], actual=share, calls=(cg, cm),
-                            rate=m["gemm_relative_to_bursts"], mhz=m.get("sm_MHz_median"), w=m.get("power_W_median")))
+                            rate=m["gemm_relative_to_bursts"], mhz=m.get("sm_MHz_median"), w=m.get("power_W_median"),
+                            # the mix's burst rates: its sustained rates over their ratio to the bursts
+                            burst_tflops=m["gemm_TFLOPS"] / m["gemm_relative_to_bursts"] if m["gemm_TFLOPS"] else 0.0,
+                            add_gbps=m["add_GBps"] / m["add_relative_to_bursts"] if m["add_GBps"] else 0.0))
     return sorted(out, key=lambda r: (r["dtype"], -r["share"], r["block_ms"]))
 
 
@@ -58,18 +65,11 @@ def main():
     lines = ["| dtype | G | cycle ms | calls per cycle (GEMM, add) | G of whole calls | GEMM rate / bursts | SM MHz | "
              "W | model (draw averaged) | GEMM alone |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows(a.folder):
-        doc = json.load(open(os.path.join(a.folder, f"window-{r['dtype']}-{r['block_ms']:g}.json")))
-        m = next(x for x in doc["mixes"] if x["gemm_share"] == r["share"])
-        burst_tflops = m["gemm_TFLOPS"] / m["gemm_relative_to_bursts"] if m["gemm_TFLOPS"] else 0.0
-        add_gbps = m["add_GBps"] / m["add_relative_to_bursts"] if m["add_GBps"] else 0.0
-        model = modelled(power, r["dtype"], r["actual"], burst_tflops, add_gbps)
+        model = modelled(power, r["dtype"], r["actual"], r["burst_tflops"], r["add_gbps"])
         lines.append(f"| {r['dtype']} | {r['share']:.2f} | {r['block_ms']:g} | {r['calls'][0]}, {r['calls'][1]} | "
                      f"{r['actual']:.2f} | {r['rate']:.3f} | {r['mhz']:.0f} | {r['w']:.0f} | {model:.3f} | "
                      f"{alone[r['dtype']]:.3f} |")
-    text = "\n".join(lines) + "\n"
-    if a.out:
-        open(a.out, "w").write(text)
-    print(text)
+    blind_cli.emit("\n".join(lines) + "\n", a.out)
 
 
 if __name__ == "__main__":
