@@ -218,6 +218,9 @@ MemoryBreakdown memory_per_rank(const ModelSpec& spec, const Plan& p, int stage,
     const double held_tr = held_states(tr);
     const double peak = *rules.measured_optimizer_peak * (held_tr > 0.0 ? held_states(v) / held_tr : 1.0);
     b.optimizer_step = Bytes(std::max(0.0, peak - (b.total() - b.overhead).value));
+  } else {
+    // The stack's own rule (pytorch-eager: every gradient and torch AdamW's foreach temporary, docs/stack-profile.md).
+    b.optimizer_step = Bytes(std::max(0.0, bytes_of(rules.optimizer_peak, v).value - (b.total() - b.overhead).value));
   }
   b.overhead = o.framework_overhead;
   return b;

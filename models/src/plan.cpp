@@ -55,6 +55,8 @@ std::string_view to_string(MoeDispatcher d) {
   return "?";
 }
 
+std::string_view to_string(OptimizerImpl o) { return o == OptimizerImpl::foreach ? "foreach" : "fused"; }
+
 double moe_imbalance(const ModelSpec& spec, const Plan& plan) {
   if (!spec.is_moe()) return 1.0;
   if (plan.moe_imbalance > 0.0) return plan.moe_imbalance;
@@ -78,7 +80,7 @@ const std::vector<std::string>& plan_keys() {
       "grad_reduce_in_fp32",    "overlap_param_gather",      "tp_comm_overlap",
       "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq",
       "ep",        "etp",       "moe_dispatcher",            "moe_imbalance",             "moe_a2a_overlap",
-      "lora_rank", "lora_modules",                           "packed_doc_tokens"};
+      "lora_rank", "lora_modules",                           "packed_doc_tokens",         "optimizer_impl"};
   return keys;
 }
 
@@ -109,6 +111,7 @@ constexpr std::array kPrecisions{Precision::mixed, Precision::bf16, Precision::f
 constexpr std::array kRecipes{Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8};
 constexpr std::array kCpComms{CpComm::p2p, CpComm::a2a, CpComm::allgather};
 constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::flex};
+constexpr std::array kOptimizerImpls{OptimizerImpl::fused, OptimizerImpl::foreach};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -292,6 +295,7 @@ bool read_key(Plan& p, std::string_view key, const F& f) {
   else if (key == "lora_rank") p.lora_rank = f.nonnegative_int();
   else if (key == "lora_modules") p.lora_modules = f.lora_modules();
   else if (key == "packed_doc_tokens") p.packed_doc_tokens = f.nonnegative_int();
+  else if (key == "optimizer_impl") p.optimizer_impl = f.choice(kOptimizerImpls);
   else return false;
   return true;
 }
@@ -404,6 +408,7 @@ Json to_json(const Plan& p) {
     j["lora_modules"] = lora_modules_text(p.lora_modules);
   }
   if (p.packed_doc_tokens > 0) j["packed_doc_tokens"] = p.packed_doc_tokens;
+  if (p.optimizer_impl != OptimizerImpl::fused) j["optimizer_impl"] = std::string(to_string(p.optimizer_impl));
   return j;
 }
 

@@ -190,8 +190,8 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     for (const auto& n : stack_memory_extra_symbols()) s.memory_table_.add(n);
     const JsonCursor mem = root.at("memory");
     mem.expect_keys({"vars", "weights", "grads", "optimizer", "activations_per_layer", "embedding_logits",
-                     "recompute_workspace", "zero3_gather", "framework_copies", "scores_per_layer", "scores_transient",
-                     "scores_persistent", "measured", "note"});
+                     "recompute_workspace", "zero3_gather", "framework_copies", "optimizer_peak", "scores_per_layer",
+                     "scores_transient", "scores_persistent", "measured", "note"});
     if (auto v = mem.find("vars")) s.memory_vars_ = read_vars(*v, s.memory_table_);
     const SymbolTable& mt = s.memory_table_;
     StackMemory& m = s.memory;
@@ -203,6 +203,7 @@ Expected<StackProfile> stack_from_json(const Json& doc, const std::string& file)
     m.recompute_workspace = optional_expr(mem, "recompute_workspace", mt, 0.0);
     m.zero3_gather = optional_expr(mem, "zero3_gather", mt, 0.0);
     m.framework_copies = optional_expr(mem, "framework_copies", mt, 0.0);
+    m.optimizer_peak = optional_expr(mem, "optimizer_peak", mt, 0.0);
     m.scores_per_layer = optional_expr(mem, "scores_per_layer", mt, 0.0);
     m.scores_transient = optional_expr(mem, "scores_transient", mt, 0.0);
     m.scores_persistent = optional_expr(mem, "scores_persistent", mt, 0.0);

@@ -27,6 +27,8 @@ enum Sym : int {
   kAttnDropout, kHiddenDropout,
   // Hybrid models (appended likewise): the layer's blocks and the Mamba-2 mixer's widths on this TP rank.
   kHybrid, kAttnBlock, kMlpBlock, kMambaLayer, kMh, kMp, kMn, kMg, kMk, kMq, kDi, kDx, kDz,
+  // The optimizer's kernels (appended likewise): torch.optim.AdamW's foreach implementation (plan optimizer_impl).
+  kAdamForeach,
   kNumBase
 };
 
@@ -45,7 +47,8 @@ const std::vector<std::string>& stack_base_symbols() {
       "router_fp32", "dispatch_ag", "mla", "qlr", "kvlr", "dn", "dr", "dv", "d_att", "qk_norm",
       "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc",
       "attn_dropout", "hidden_dropout",
-      "hybrid", "attn_block", "mlp_block", "mamba_layer", "mh", "mp", "mn", "mg", "mk", "mq", "Di", "Dx", "Dz"};
+      "hybrid", "attn_block", "mlp_block", "mamba_layer", "mh", "mp", "mn", "mg", "mk", "mq", "Di", "Dx", "Dz",
+      "adam_foreach"};
   return names;
 }
 
@@ -174,6 +177,7 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kDi] = v[kMh] * v[kMp];
   v[kDx] = v[kDi] + 2.0 * v[kMg] * v[kMn];
   v[kDz] = 2.0 * v[kDi] + 2.0 * v[kMg] * v[kMn] + v[kMh];
+  v[kAdamForeach] = p.optimizer_impl == OptimizerImpl::foreach;
   eval_vars(v, vars_);
   return v;
 }

@@ -271,6 +271,49 @@ TEST(Memory, EagerAutocastCountsWhatAutogradKeeps) {
   EXPECT_DOUBLE_EQ(z1.optimizer.value, 8 * P / 4);
 }
 
+// The optimizer step's own peak (stack rule optimizer_peak): weights, every gradient and the states, plus torch
+// AdamW's foreach temporary (torch/optim/adam.py, _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs),
+// one tensor the size of the second moment). At 32 tokens the activations are megabytes, so the step holds the peak:
+// fp32 weights, gradients and Adam (mixed) 4P + 4P + 8P = 16P fused, + 4P foreach; pure bf16 2P + 2P + 4P (+ 2P).
+// Measured (torch.cuda.max_memory_allocated, validation/eager_memory/): transformers' Llama at 0.886B parameters,
+// foreach AdamW, 16.57 GiB where 20P gives 16.50; the gpt-ln program (bf16) 5.07 GiB where 10P gives 4.95.
+TEST(Memory, EagerOptimizerStepHoldsEveryGradientAndForeachAdamsTemporary) {
+  const ModelSpec m = llama_1b();
+  const MemoryOptions o = eager();
+  const double P = 1104218112;
+  auto allocated = [&](const char* p) {
+    const MemoryBreakdown b = peak_memory(m, plan(p), o);
+    return (b.total() - b.overhead).value;
+  };
+  EXPECT_DOUBLE_EQ(allocated("mbs=1,gbs=1,seq=32"), 16 * P);
+  EXPECT_DOUBLE_EQ(allocated("mbs=1,gbs=1,seq=32,optimizer_impl=foreach"), 20 * P);
+  EXPECT_DOUBLE_EQ(allocated("mbs=1,gbs=1,seq=32,precision=bf16"), 8 * P);
+  EXPECT_DOUBLE_EQ(allocated("mbs=1,gbs=1,seq=32,precision=bf16,optimizer_impl=foreach"), 10 * P);
+  // The breakdown names it: the states as before, the step's excess over the forward/backward peak apart.
+  const MemoryBreakdown b = peak_memory(m, plan("mbs=1,gbs=1,seq=32,optimizer_impl=foreach"), o);
+  EXPECT_DOUBLE_EQ(b.optimizer.value, 8 * P);
+  EXPECT_GT(b.optimizer_step.value, 0.0);
+  // At 4,096 tokens the backward's start holds the peak (14P + 16 layers of activations > 20P): no step excess.
+  EXPECT_DOUBLE_EQ(peak_memory(m, plan("mbs=1,gbs=1,optimizer_impl=foreach"), o).optimizer_step.value, 0.0);
+}
+
+// A GELU MLP (the gpt-ln program: LayerNorm, fused GELU, no RoPE; pure bf16, no autocast) keeps fc1's output (GELU's
+// input) and GELU's output (fc2's input), 2 + 2 bytes per FFN element where SwiGLU keeps four such tensors; the loss
+// runs on bf16 logits, so log_softmax keeps a bf16 output (2TV) and the backward's start adds its two bf16 gradients
+// (4TV). gpt-ln-0.5b: 12 layers, h = 1600, 25 heads, f = 6400, V = 50304.
+TEST(Memory, EagerGeluMlpAndBf16LossKeepWhatAutogradSaves) {
+  const ModelSpec m = catalog(SCALESCOPE_SOURCE_DIR "/validation/programs/gpt-ln-0.5b.json");
+  const MemoryOptions o = eager();
+  const double T = 4096, h = 1600, f = 6400, heads = 25, V = 50304;
+  // 8Th (the two LayerNorms' inputs and outputs) + 6Tq + 4Tk (attention, as the harness measured) + 4Tf + 4T heads.
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, 1, 1, false, Recompute::none, o).value,
+                   8 * T * h + 6 * T * h + 4 * T * h + 4 * T * f + 4 * T * heads);
+  const MemoryBreakdown b = peak_memory(m, plan("mbs=1,gbs=1,precision=bf16"), o);
+  EXPECT_DOUBLE_EQ(b.embedding_logits.value, 4 * T * h + 6 * T * V);
+  // Measured, not fitted: a least-squares fit of gpt-ln's 54 committed peaks at four widths (H100 and H200) gives
+  // 32.4 Th per layer and 6.16 TV; this rule is 34.25 Th per layer at h = 1600 (24Th + 4Tf + 4T heads) and 6 TV.
+}
+
 TEST(Memory, EagerFsdp2HoldsShardsAndGatheredBf16Parameters) {
   const ModelSpec m = llama_1b();
   const MemoryOptions o = eager();

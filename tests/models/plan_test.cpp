@@ -298,6 +298,22 @@ TEST(PlanParse, DenseStackKeysRoundTrip) {
   EXPECT_EQ(grad_bytes_per_element(parse_ok("precision=fp8,gbs=8")), 4.0);
 }
 
+// optimizer_impl: torch.optim.AdamW's implementation. Default fused (and then absent from the text and JSON forms, so
+// that plans written before it read and write as they did); foreach round-trips; anything else is refused by name.
+TEST(PlanParse, OptimizerImplDefaultsToFusedAndRoundTripsForeach) {
+  EXPECT_EQ(parse_ok("gbs=8").optimizer_impl, OptimizerImpl::fused);
+  EXPECT_EQ(to_string(parse_ok("gbs=8")).find("optimizer_impl"), std::string::npos);
+  const Plan p = parse_ok("gbs=8,optimizer_impl=foreach");
+  EXPECT_EQ(p.optimizer_impl, OptimizerImpl::foreach);
+  EXPECT_NE(to_string(p).find(",optimizer_impl=foreach"), std::string::npos) << to_string(p);
+  EXPECT_EQ(parse_ok(to_string(p)), p);
+  auto j = plan_from_json(to_json(p), "p.json");
+  ASSERT_TRUE(j.has_value()) << j.error().str();
+  EXPECT_EQ(*j, p);
+  EXPECT_EQ(parse_err("gbs=8,optimizer_impl=sgd"),
+            "--plan: key 'optimizer_impl': expected one of fused | foreach, got 'sgd'");
+}
+
 TEST(PlanParse, OverlapIsTheOlderNameOfOverlapGradReduce) {
   EXPECT_FALSE(parse_ok("overlap=false,gbs=8").overlap);
   EXPECT_FALSE(parse_ok("overlap_grad_reduce=0,gbs=8").overlap);

@@ -42,15 +42,26 @@ measure_session() {
   }
 }
 
-# measure_gpt_ln TIMEOUT NAME:MODEL:SHAPES...: run_steps.py measure of the gpt-ln program for each model at its shapes,
-# 3 warm-up and 40 timed steps, nvidia-smi beside them, into $W/measured-NAME.json and .log; pack() after each model.
-measure_gpt_ln() {
-  local limit=$1 p name model shapes; shift
+# measure_programs TIMEOUT NAME:PROGRAM:MODEL:SHAPES...: run_steps.py measure of each program (validation/programs) for
+# its model at its shapes, 3 warm-up and $STEPS (default 40) timed steps, nvidia-smi beside them, into
+# $W/measured-NAME.json and .log; pack() after each.
+measure_programs() {
+  local limit=$1 p name prog model shapes; shift
   for p in "$@"; do
-    IFS=: read -r name model shapes <<< "$p"
-    timeout "$limit" python3 validation/programs/run_steps.py measure --program gpt-ln --model "$model" \
-      --shapes "$shapes" --steps 40 --smi --out "$W/measured-$name.json" > "$W/measured-$name.log" 2>&1
+    IFS=: read -r name prog model shapes <<< "$p"
+    timeout "$limit" python3 validation/programs/run_steps.py measure --program "$prog" --model "$model" \
+      --shapes "$shapes" --steps "${STEPS:-40}" --smi --out "$W/measured-$name.json" > "$W/measured-$name.log" 2>&1
     echo "measure exit $?" >> "$W/measured-$name.log"
     pack
   done
+}
+
+# measure_gpt_ln TIMEOUT NAME:MODEL:SHAPES...: measure_programs of the gpt-ln program.
+measure_gpt_ln() {
+  local limit=$1 p name model shapes args=(); shift
+  for p in "$@"; do
+    IFS=: read -r name model shapes <<< "$p"
+    args+=("$name:gpt-ln:$model:$shapes")
+  done
+  measure_programs "$limit" "${args[@]}"
 }

@@ -39,6 +39,11 @@ enum class CpComm { p2p, a2a, allgather };
 /// group's tokens and keeps those of its experts; the outputs are reduce-scattered back) or flex (DeepEP /
 /// HybridEP: a token crosses the network once per destination node, then is forwarded over NVLink).
 enum class MoeDispatcher { alltoall, allgather, flex };
+/// How the Adam/AdamW step runs (torch.optim.AdamW's `fused` / `foreach`): fused (one kernel reads the weights,
+/// gradients and both moments and writes the three back: torch's fused=True, apex / Transformer Engine FusedAdam,
+/// Megatron-Core) or foreach (torch.optim.AdamW's default on CUDA, torch/optim/adam.py _multi_tensor_adam: eight
+/// multi-tensor kernels, one of them making a temporary the size of the second moment).
+enum class OptimizerImpl { fused, foreach };
 
 /// How one training iteration is split over tp * cp * pp * dp GPUs.
 struct Plan {
@@ -104,6 +109,9 @@ struct Plan {
   /// document through cu_seqlens): the mean document length in tokens; attention then costs (seq / doc) causal
   /// attentions of `doc` tokens instead of one of `seq`. 0: every sequence is one document.
   int packed_doc_tokens = 0;
+  /// The optimizer step's kernels (read by stacks that price them: pytorch-eager; an imported stack's trace holds
+  /// its own optimizer's kernels and peak).
+  OptimizerImpl optimizer_impl = OptimizerImpl::fused;
 
   /// tp * cp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
   int gpus() const {
@@ -124,6 +132,7 @@ std::string_view to_string(Precision p);
 std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(CpComm c);
 std::string_view to_string(MoeDispatcher d);
+std::string_view to_string(OptimizerImpl o);
 
 /// LoRA target modules (Plan::lora_modules bits), in text-form order.
 inline constexpr int kLoraQkv = 1, kLoraProj = 2, kLoraFc1 = 4, kLoraFc2 = 8;

@@ -100,6 +100,9 @@ struct StackMemory {
   Expr activations_per_layer;  ///< one layer, one micro-batch
   Expr embedding_logits;       ///< may read `activations` (per_layer x layers x inflight)
   Expr recompute_workspace, zero3_gather, framework_copies;
+  /// Bytes held at the optimizer step's peak (weights, every gradient, the states and the optimizer's temporaries);
+  /// the rank's peak is the larger of it and the forward/backward peak. A measured optimizer_peak_bytes replaces it.
+  Expr optimizer_peak;
   /// Elements of the attention score matrix an unfused attention keeps per layer for the backward
   /// (`scores_per_layer`) and makes at the backward's peak (`scores_transient`); 0 unless an import found them.
   /// `scores_persistent`: elements of score-sized buffers kept across steps (Megatron-Core's GlobalMemoryBuffer).
