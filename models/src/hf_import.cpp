@@ -244,6 +244,8 @@ ModelSpec gpt2(const JsonCursor& c) {
   // embedding output (embd_pdrop, priced as the residual branches' probability: hidden_dropout).
   s.attention_dropout = opt_prob(c, "attn_pdrop", 0.1);
   s.hidden_dropout = opt_prob(c, "resid_pdrop", 0.1);
+  // GPT2MLP's act: ACT2FN[activation_function], "gelu_new" by default: NewGELUActivation, tanh GELU in Python ops.
+  s.composed_gelu = (present(c, "activation_function") ? c.get_string("activation_function") : "gelu_new") == "gelu_new";
   return s;
 }
 
@@ -263,6 +265,7 @@ ModelSpec gpt_neox(const JsonCursor& c) {
   s.bias = true;  // GPTNeoXMLP: dense_h_to_4h and dense_4h_to_h always have biases
   s.attention_dropout = opt_prob(c, "attention_dropout", 0.0);
   s.hidden_dropout = opt_prob(c, "hidden_dropout", 0.0);
+  s.composed_gelu = present(c, "hidden_act") && c.get_string("hidden_act") == "gelu_new";  // NewGELUActivation
   if (!opt_bool(c, "attention_bias", true)) {
     c.at("attention_bias")
         .fail("attention_bias=false with MLP biases cannot be represented by a ModelSpec");
@@ -390,6 +393,9 @@ Expected<ModelSpec> import_hf_config_json(const Json& json, const std::string& f
           .fail("model_type '" + type + "' is not supported (supported: " + kSupportedHfModelTypes +
                 ")");
     }
+    // transformers writes every RMSNorm of these architectures out of elementwise operators (LlamaRMSNorm and its
+    // copies: hidden.to(float32), pow(2).mean, rsqrt, two multiplies); LayerNorm is nn.LayerNorm (one kernel).
+    s.composed_norm = s.norm == NormKind::rmsnorm;
     const std::string hf_name = present(c, "_name_or_path") ? c.get_string("_name_or_path") : "";
     s.name = hf_name.empty() ? fallback_name(file) : hf_name;
     s.source = "Hugging Face config.json (" + type + "): " + file;

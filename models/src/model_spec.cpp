@@ -242,7 +242,8 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
   return catch_errors([&] {
     const JsonCursor c(json, file);
     c.expect_keys({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "ffn", "norm", "bias", "vocab",
-                   "tied_embeddings", "seq_len", "head_dim", "positional", "qkv_bias", "qk_norm", "qk_norm_full", "source", "experts",
+                   "tied_embeddings", "seq_len", "head_dim", "positional", "qkv_bias", "qk_norm", "qk_norm_full",
+                   "composed_norm", "composed_gelu", "source", "experts",
                    "top_k", "moe_ffn_hidden", "shared_experts", "shared_ffn_hidden", "shared_expert_gate",
                    "first_dense_layers", "moe_layer_freq", "moe_layer_offset", "capacity_factor", "router_dtype",
                    "router_bias", "router_groups", "router_group_topk", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
@@ -275,6 +276,11 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     if (auto qf = c.find("qk_norm_full")) {
       s.qk_norm_full = qf->as_bool();
       if (s.qk_norm_full && !s.qk_norm) qf->fail("qk_norm_full (one norm over the whole projection) needs qk_norm: true");
+    }
+    if (auto cn = c.find("composed_norm")) s.composed_norm = cn->as_bool();
+    if (auto cg = c.find("composed_gelu")) {
+      s.composed_gelu = cg->as_bool();
+      if (s.composed_gelu && s.ffn != FfnKind::gelu) cg->fail("composed_gelu (a tanh GELU written out) needs ffn: \"gelu\"");
     }
     const auto opt = [&](std::string_view key, std::int64_t lo, int dflt) {
       auto v = c.find(key);
@@ -348,6 +354,8 @@ Json to_json(const ModelSpec& s) {
   if (s.qkv_bias && *s.qkv_bias != s.bias) j["qkv_bias"] = *s.qkv_bias;
   if (s.qk_norm) j["qk_norm"] = true;
   if (s.qk_norm_full) j["qk_norm_full"] = true;
+  if (s.composed_norm) j["composed_norm"] = true;
+  if (s.composed_gelu) j["composed_gelu"] = true;
   if (const MoeSpec& e = s.moe; e.enabled()) {
     j["experts"] = e.experts;
     j["top_k"] = e.top_k;

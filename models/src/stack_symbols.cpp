@@ -29,6 +29,8 @@ enum Sym : int {
   kHybrid, kAttnBlock, kMlpBlock, kMambaLayer, kMh, kMp, kMn, kMg, kMk, kMq, kDi, kDx, kDz,
   // The optimizer's kernels (appended likewise): torch.optim.AdamW's foreach implementation (plan optimizer_impl).
   kAdamForeach,
+  // How the model's code writes its norms and tanh GELU (appended likewise): composed of elementwise operators.
+  kComposedNorm, kComposedGelu, kQkNormFull,
   kNumBase
 };
 
@@ -48,7 +50,7 @@ const std::vector<std::string>& stack_base_symbols() {
       "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc",
       "attn_dropout", "hidden_dropout",
       "hybrid", "attn_block", "mlp_block", "mamba_layer", "mh", "mp", "mn", "mg", "mk", "mq", "Di", "Dx", "Dz",
-      "adam_foreach"};
+      "adam_foreach", "composed_norm", "composed_gelu", "qk_norm_full"};
   return names;
 }
 
@@ -178,6 +180,9 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kDx] = v[kDi] + 2.0 * v[kMg] * v[kMn];
   v[kDz] = 2.0 * v[kDi] + 2.0 * v[kMg] * v[kMn] + v[kMh];
   v[kAdamForeach] = p.optimizer_impl == OptimizerImpl::foreach;
+  v[kComposedNorm] = spec.composed_norm;
+  v[kComposedGelu] = spec.composed_gelu;
+  v[kQkNormFull] = spec.qk_norm_full;
   eval_vars(v, vars_);
   return v;
 }

@@ -19,10 +19,14 @@ TEST(HfImport, Llama2_7bMatchesTheCatalogEntry) {
   const ModelSpec hf = import("llama2_7b.json");
   auto cat = load_model_by_name_or_path("llama2-7b");
   ASSERT_TRUE(cat.has_value());
-  // Same architecture numbers; only name and source differ.
+  // Same architecture numbers; only name and source differ, and that transformers' code writes its RMSNorm out of
+  // elementwise operators (the catalog entry describes the architecture, not one implementation of it).
+  EXPECT_TRUE(hf.composed_norm);
+  EXPECT_FALSE(hf.composed_gelu);
   ModelSpec a = hf, b = *cat;
   a.name = b.name;
   a.source = b.source;
+  a.composed_norm = b.composed_norm;
   EXPECT_EQ(to_json(a), to_json(b));
   // HF's num_parameters() for Llama-2-7b-hf is 6,738,415,616 (published model card figure).
   EXPECT_EQ(count_params(hf).total(), 6'738'415'616);
@@ -71,6 +75,10 @@ TEST(HfImport, Gpt2SmallCountsLearnedPositionsAndTiedHead) {
   // 12 layers x (12h^2 + 13h) = 12 x 7,087,872 = 85,054,464; wte 50257*768 = 38,597,376;
   // wpe 1024*768 = 786,432; ln_f 2*768 = 1,536 -> 124,439,808 (the published GPT-2 small count).
   EXPECT_EQ(count_params(m).total(), 124'439'808);
+  // GPT2MLP's activation_function defaults to gelu_new (NewGELUActivation: tanh GELU in Python operators); its
+  // norms are nn.LayerNorm.
+  EXPECT_TRUE(m.composed_gelu);
+  EXPECT_FALSE(m.composed_norm);
 }
 
 TEST(HfImport, GptNeoxPythia160mIsUntiedWithBiases) {
@@ -83,6 +91,8 @@ TEST(HfImport, GptNeoxPythia160mIsUntiedWithBiases) {
   // LayerNorm 1,536. Total 162,322,944 and non-embedding 85,056,000 (Pythia paper, Table 1).
   EXPECT_EQ(c.total(), 162'322'944);
   EXPECT_EQ(c.non_embedding(), 85'056'000);
+  EXPECT_FALSE(m.composed_gelu);  // hidden_act "gelu": F.gelu
+  EXPECT_FALSE(m.composed_norm);  // nn.LayerNorm
 }
 
 TEST(HfImport, Phi4MiniMatchesThePublishedCount) {

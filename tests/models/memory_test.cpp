@@ -314,6 +314,42 @@ TEST(Memory, EagerGeluMlpAndBf16LossKeepWhatAutogradSaves) {
   // 32.4 Th per layer and 6.16 TV; this rule is 34.25 Th per layer at h = 1600 (24Th + 4Tf + 4T heads) and 6 TV.
 }
 
+// transformers' norms and GELU written out of elementwise operators keep more than the fused kernels the rules count
+// (composed_norm, composed_gelu: docs/stack-profile.md). LlamaRMSNorm under autocast over the fp32 residual x:
+// pow and x * rsqrt keep x (as F.rms_norm does) and `weight * normed` keeps the fp32 normed tensor, 4Th more per
+// norm: 8Th per layer and 4Th at the final norm. gelu_new under autocast keeps an fp32 copy of its input (pow runs in
+// fp32), tanh's fp32 output, 0.5x (bf16), 1 + tanh (fp32) and fc2's bf16 cast: 16 bytes per FFN element where F.gelu
+// keeps 2 + fc2's input 2, 12 more.
+TEST(Memory, EagerComposedNormsAndGeluKeepTheirIntermediates) {
+  const ModelSpec fused = llama_1b();
+  ModelSpec hf = fused;
+  hf.composed_norm = true;
+  const MemoryOptions o = eager();
+  const double T = 4096, h = 2048;
+  const Plan p = plan("mbs=1,gbs=1");
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(hf, 1, 1, false, Recompute::none, o).value -
+                       activation_bytes_per_layer(fused, 1, 1, false, Recompute::none, o).value,
+                   8 * T * h);
+  EXPECT_DOUBLE_EQ(peak_memory(hf, p, o).embedding_logits.value - peak_memory(fused, p, o).embedding_logits.value,
+                   4 * T * h);
+  // Qwen3's q_norm and k_norm over bf16 projections: an fp32 copy (4) and the bf16 normed tensor the weight's
+  // multiply keeps (2), 6 bytes per query and key element; OLMo 2's (weight * normed).to(dtype) keeps the fp32
+  // normed tensor instead, 8.
+  ModelSpec qk = hf;
+  qk.qk_norm = true;
+  const double q = 2048, k = 512;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(qk, 1, 1, false, Recompute::none, o).value -
+                       activation_bytes_per_layer(hf, 1, 1, false, Recompute::none, o).value,
+                   6 * T * (q + k));
+  const ModelSpec gpt = catalog(SCALESCOPE_SOURCE_DIR "/validation/programs/gpt-ln-0.5b.json");
+  ModelSpec gelu_new = gpt;
+  gelu_new.composed_gelu = true;
+  const double f = 6400;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(gelu_new, 1, 1, false, Recompute::none, o).value -
+                       activation_bytes_per_layer(gpt, 1, 1, false, Recompute::none, o).value,
+                   12 * T * f);
+}
+
 TEST(Memory, EagerFsdp2HoldsShardsAndGatheredBf16Parameters) {
   const ModelSpec m = llama_1b();
   const MemoryOptions o = eager();

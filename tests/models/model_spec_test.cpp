@@ -74,6 +74,15 @@ TEST(ModelSpec, JsonRoundTripKeepsOptionalFields) {
   EXPECT_TRUE(back->has_qkv_bias());
   EXPECT_EQ(back->positional, Positional::learned);
   EXPECT_TRUE(back->qk_norm_full);
+  // How the code writes its norms and GELU: absent is false, true round-trips; a composed GELU needs a GELU MLP.
+  EXPECT_FALSE(back->composed_norm);
+  j["composed_norm"] = true;
+  auto composed = model_from_json(j, "m.json");
+  ASSERT_TRUE(composed.has_value()) << composed.error().str();
+  EXPECT_TRUE(model_from_json(to_json(*composed), "again.json")->composed_norm);
+  j["composed_gelu"] = true;  // llama2-7b is SwiGLU
+  EXPECT_EQ(model_from_json(j, "m.json").error().str(),
+            "m.json: $.composed_gelu: composed_gelu (a tanh GELU written out) needs ffn: \"gelu\"");
 }
 
 TEST(ModelSpec, CatalogHoldsTheBriefedModels) {

@@ -1,8 +1,10 @@
-"""Session 38's blind check of the built-in pytorch-eager stack's memory (and step time) on three programs at model
+"""Session 38's blind check of the built-in pytorch-eager stack's memory (and step time) on five programs at model
 sizes never run before: gpt-ln (pure bf16, fused GELU, bf16 logits) at hidden 2560 with a 32,000-token vocabulary,
-transformers' GPT-NeoX at Pythia-410M's size (fp32 parameters under bf16 autocast, fused GELU) and transformers'
-Llama at TinyLlama-1.1B's size (autocast, SwiGLU, GQA); every program steps torch.optim.AdamW with its defaults
-(the foreach implementation).
+transformers' GPT-NeoX at Pythia-410M's size (fp32 parameters under bf16 autocast, fused GELU), transformers' Llama
+at TinyLlama-1.1B's size (autocast, SwiGLU, GQA, composed RMSNorm), GPT-2 at GPT-2 large's shape (gelu_new, dropout)
+and Qwen3-1.7B (RMSNorm on q and k); every program steps torch.optim.AdamW with its defaults (the foreach
+implementation). Two sets of predictions, both committed before the call: predictions-f70d6ab.json (the first three
+programs, before the composed-norm / composed-GELU rules) and predictions.json (all five, with them).
 
   predict  python3 validation/session38/blind_memory.py predict --out validation/session38/predictions.json
            [--bin build-core/cli/scalescope] [--control-bin OLD]: each case on both GPU kinds that may be lent,
@@ -29,6 +31,10 @@ CASES = {
     "neox-410m": ("hf-neox", "validation/programs/hf-pythia-410m/config.json", ["1x128", "4x2048", "8x2048", "4x8192"]),
     "tinyllama": ("hf-llama", "validation/programs/hf-tinyllama-1.1b/config.json", ["1x128", "2x2048", "4x2048",
                                                                                     "1x8192"]),
+    # Added with the composed-norm and composed-GELU rules (the second predictions, before any measurement):
+    # transformers' GPT-2 (gelu_new, dropout 0.1) at GPT-2 large's shape, and Qwen3-1.7B (RMSNorm on q and k).
+    "gpt2-large": ("hf-gpt2", "validation/programs/hf-gpt2-large/config.json", ["1x128", "4x1024", "2x2048"]),
+    "qwen3-1.7b": ("hf-qwen3", "validation/programs/hf-qwen3-1.7b/config.json", ["1x128", "1x2048", "2x2048"]),
 }
 GPUS = ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
 GiB = 1024 ** 3

@@ -111,8 +111,10 @@ inline constexpr std::int64_t kMaxModelExperts = 65536;
 ///   norm ("layernorm"|"rmsnorm"), bias, vocab, tied_embeddings, seq_len
 /// optional: head_dim (when it is not hidden/heads), positional ("rope" default | "learned" | "alibi" | "none"),
 ///   qkv_bias (default: bias; Qwen2 has qkv bias and no other linear bias), qk_norm (Qwen3: RMSNorm on each
-///   query and key head), qk_norm_full (with qk_norm, OLMo 2: one RMSNorm over the whole projection), source
-///   (free text);
+///   query and key head), qk_norm_full (with qk_norm, OLMo 2: one RMSNorm over the whole projection),
+///   composed_norm, composed_gelu (the model's code writes its norms / its tanh GELU out of elementwise operators, as
+///   transformers' LlamaRMSNorm and gelu_new do, instead of calling a fused kernel: what autograd keeps differs,
+///   docs/stack-profile.md), source (free text);
 ///   MoE (MoeSpec): experts, top_k, moe_ffn_hidden (all three together), shared_experts, shared_ffn_hidden,
 ///   shared_expert_gate, first_dense_layers, moe_layer_freq, moe_layer_offset, capacity_factor (0 = dropless),
 ///   router_dtype ("fp32" | "bf16"), router_bias, router_groups and router_group_topk (group-limited routing);
@@ -151,6 +153,13 @@ struct ModelSpec {
   /// With qk_norm: one RMSNorm over the whole query and the whole key projection (OLMo 2: (heads + kv_heads) x
   /// head_dim weights) instead of one per head; the same bytes move either way.
   bool qk_norm_full = false;
+  /// The norms are written out of elementwise operators (transformers' LlamaRMSNorm and its copies: an fp32 copy,
+  /// pow, mean, rsqrt, two multiplies), which keep the fp32 normalised tensor for the weight's multiply; false: one
+  /// fused kernel (F.layer_norm, F.rms_norm, Megatron / Transformer Engine) that keeps its input only.
+  bool composed_norm = false;
+  /// The tanh GELU is written out of elementwise operators (transformers' gelu_new / NewGELUActivation, GPT-2's
+  /// default), which keep five FFN-sized tensors (an fp32 copy under autocast); false: F.gelu keeps its input only.
+  bool composed_gelu = false;
   MoeSpec moe;
   MlaSpec mla;
   /// Sliding-window attention (Mistral, Gemma, gpt-oss): a windowed layer's query sees the `sliding_window` tokens
