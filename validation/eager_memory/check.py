@@ -19,6 +19,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import blind_cli  # noqa: E402  (emit: print a report and write it)
 GiB = 1024 ** 3
 # The programs the built-in eager stack describes (one GPU, no FSDP2 / DTensor wrapping) and their plan precision:
 # gpt-ln is pure bf16 (no autocast), the transformers programs fp32 parameters under bf16 autocast.
@@ -102,11 +104,7 @@ def main():
     lines.append(f"\nAll {len(allabs)} points: memory median |error| {statistics.median(allabs):.1%}, worst "
                  f"{max(allabs):.1%}; step time (the shipped profile of the point's GPU, whatever clock it ran at) "
                  f"median |error| {statistics.median(tabs):.1%}, worst {max(tabs):.1%}.")
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.report:
-        with open(a.report, "w") as f:
-            f.write(text)
+    blind_cli.emit("\n".join(lines) + "\n", a.report)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

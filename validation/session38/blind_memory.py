@@ -116,11 +116,7 @@ def cmd_report(a):
             worst_m, worst_t = max(mem[w], key=abs), max(tim[w], key=abs)
             lines.append(f"| {w} | {statistics.median(abs(x) for x in mem[w]):.1%} | {worst_m:+.1%} | "
                          f"{statistics.median(abs(x) for x in tim[w]):.1%} | {worst_t:+.1%} |")
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    check.blind_cli.emit("\n".join(lines) + "\n", a.out)
 
 
 def main():
