@@ -3,11 +3,11 @@
 # pytorch-eager stack's memory rules (validation/session38/README.md). The predictions were committed before the call
 # (validation/session38/predictions.json, by validation/session38/blind_memory.py predict); this script only measures.
 # Five programs at model sizes never run before, each at three or four shapes (the smallest first: its peak is the optimizer
-# step's), 3 warm-up and 20 timed steps, nvidia-smi beside. Run `bash validation/device/session38_memory.sh`.
+# step's), 3 warm-up and 10 timed steps, nvidia-smi beside. Run `bash validation/device/session38_memory.sh`.
 set -uo pipefail
 source validation/device/environment.sh
 measure_session s38mem  # W=/tmp/s38mem, pack()
-STEPS=20 measure_programs 240 \
+STEPS=10 measure_programs 150 \
   gpt-ln-h2560:gpt-ln:validation/programs/gpt-ln-h2560-v32k.json:1x256,2x2048,4x4096,4x8192 \
   neox-410m:hf-neox:validation/programs/hf-pythia-410m/config.json:1x128,4x2048,8x2048,4x8192 \
   tinyllama:hf-llama:validation/programs/hf-tinyllama-1.1b/config.json:1x128,2x2048,4x2048,1x8192 \
