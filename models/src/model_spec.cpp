@@ -210,10 +210,16 @@ void check_or_throw(const ModelSpec& s, const std::string& file) {
   const double q = s.heads * d, k = s.kv_heads * d, e = s.moe.experts, fe = s.moe.ffn_hidden;
   const MlaSpec& a = s.mla;
   const MambaSpec& mb = s.mamba;
-  const double attention = h * (q + 2 * k) + q * h + h * a.q_lora_rank + a.q_lora_rank * s.heads * a.qk_head_dim() +
-                           h * (a.kv_lora_rank + a.rope_head_dim) +
-                           a.kv_lora_rank * s.heads * (a.nope_head_dim + a.v_head_dim) + s.heads * a.v_head_dim * h;
-  const double mlp = 3 * h * s.ffn_hidden + 3 * h * s.moe.shared_width() + e * (3 * h * fe + h + 1);
+  // In double from the first factor: the products of a file's int fields overflow int (fuzz: q_lora_rank x heads).
+  const double heads = s.heads, q_lora = a.q_lora_rank, kv_lora = a.kv_lora_rank;
+  const double attention = h * (q + 2 * k) + q * h + h * q_lora +
+                           q_lora * heads * (static_cast<double>(a.nope_head_dim) + a.rope_head_dim) +
+                           h * (kv_lora + a.rope_head_dim) +
+                           kv_lora * heads * (static_cast<double>(a.nope_head_dim) + a.v_head_dim) +
+                           heads * a.v_head_dim * h;
+  const double shared = s.moe.shared_ffn_hidden > 0 ? s.moe.shared_ffn_hidden
+                                                    : static_cast<double>(s.moe.shared_experts) * s.moe.ffn_hidden;
+  const double mlp = 3 * h * s.ffn_hidden + 3 * h * shared + e * (3 * h * fe + h + 1);
   const double mamba = static_cast<double>(h) * static_cast<double>(mb.in_proj_width()) +
                        static_cast<double>(mb.inner()) * h +
                        static_cast<double>(mb.conv_channels()) * (mb.conv_kernel + 1) + 4.0 * mb.heads + mb.inner();
