@@ -245,7 +245,8 @@ ModelSpec gpt2(const JsonCursor& c) {
   s.attention_dropout = opt_prob(c, "attn_pdrop", 0.1);
   s.hidden_dropout = opt_prob(c, "resid_pdrop", 0.1);
   // GPT2MLP's act: ACT2FN[activation_function], "gelu_new" by default: NewGELUActivation, tanh GELU in Python ops.
-  s.composed_gelu = (present(c, "activation_function") ? c.get_string("activation_function") : "gelu_new") == "gelu_new";
+  const std::string act = present(c, "activation_function") ? c.get_string("activation_function") : "gelu_new";
+  s.composed_gelu = act == "gelu_new";
   return s;
 }
 

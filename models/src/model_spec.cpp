@@ -286,7 +286,8 @@ Expected<ModelSpec> model_from_json(const Json& json, const std::string& file) {
     if (auto cn = c.find("composed_norm")) s.composed_norm = cn->as_bool();
     if (auto cg = c.find("composed_gelu")) {
       s.composed_gelu = cg->as_bool();
-      if (s.composed_gelu && s.ffn != FfnKind::gelu) cg->fail("composed_gelu (a tanh GELU written out) needs ffn: \"gelu\"");
+      if (s.composed_gelu && s.ffn != FfnKind::gelu)
+        cg->fail("composed_gelu (a tanh GELU written out) needs ffn: \"gelu\"");
     }
     const auto opt = [&](std::string_view key, std::int64_t lo, int dflt) {
       auto v = c.find(key);
