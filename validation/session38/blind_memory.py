@@ -44,16 +44,6 @@ def commit():
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
 
-def control(bin_, prog, model, gpu, mbs, seq):
-    """The rules before this session (an older binary: fused AdamW, no optimizer step peak)."""
-    plan = f"tp=1,pp=1,dp=1,mbs={mbs},gbs={mbs},seq={seq},precision={check.PRECISION[prog]}"
-    out = subprocess.run([bin_, "simulate", "--model", model, "--cluster", check.CLUSTER[gpu], "--gpus", "1", "--plan",
-                          plan, "--framework", "pytorch-eager", "--format", "json"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout
-    d = json.loads(out)
-    return {"allocated_GiB": d["memory_peak_GiB"] - d["memory"]["overhead_GiB"], "step_time_s": d["step_time_s"]}
-
-
 def cmd_predict(a):
     doc = {"schema": "scalescope.eager-memory-blind/1", "commit": commit(), "control_bin": a.control_bin,
            "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -66,7 +56,8 @@ def cmd_predict(a):
                      "foreach": check.predict(a.bin, prog, model, gpu, mbs, seq, 1, "foreach"),
                      "fused": check.predict(a.bin, prog, model, gpu, mbs, seq, 1, "fused")}
                 if a.control_bin:
-                    e["before"] = control(a.control_bin, prog, model, gpu, mbs, seq)
+                    # the rules before this session: an older binary, which knows no optimizer_impl
+                    e["before"] = check.predict(a.control_bin, prog, model, gpu, mbs, seq, 1, "omit")
                 doc["cases"][f"{name} {shape} {gpu}"] = e
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
