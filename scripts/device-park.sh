@@ -6,10 +6,13 @@
 #
 #   bash scripts/device-park.sh park      # before a device call
 #   bash scripts/device-park.sh restore   # right after it
+# SCALESCOPE_PARK_MORE="folder ..." parks more (a call that carries a large bundle; name the same on restore).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARK=${SCALESCOPE_PARK_DIR:-/tmp/scalescope-parked}
 FOLDERS=(validation/blind24 validation/session17)  # traces and reports only: no device script reads them
+# shellcheck disable=SC2206
+FOLDERS+=(${SCALESCOPE_PARK_MORE:-})
 case "${1:-}" in
   park)
     [ -e "$PARK" ] && { echo "$0: $PARK exists: restore first" >&2; exit 1; }

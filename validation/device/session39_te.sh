@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Session 39 (issue 20): Megatron-Core 0.16.1 with Transformer Engine 2.20.2 on one GPU, the cases of
+# validation/session39/te_check.py (predictions committed before this runs), each in its own process:
+# validation/megatron/mcore_te_step.py's step time, GPU busy time and kernels, and for the Llama 2 cases the host time
+# per layer. The bundle (build-lease/te/site.tar.xz, made here by validation/device/te_bundle.sh) is carried:
+#   run: bash validation/device/session39_te.sh   (carry build-lease/te)   ->   $OUT/te39.tar.gz
+# CASES="name ..." runs some of them. About 4 minutes on an H100.
+set -uo pipefail
+: "${OUT:?run on the device machine (OUT is its output folder)}"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+[ -s build-lease/te/site.tar.xz ] || { echo "$0: no build-lease/te/site.tar.xz (validation/device/te_bundle.sh)" >&2; exit 2; }
+D=/tmp/te39; rm -rf $D; mkdir -p $D/site $D/traces
+source validation/device/environment.sh
+record_environment $D/environment.txt
+# Results and logs in one file, the profiled steps' traces in another (it may pass the 16 MiB a file can bring back).
+pack() { tar czf $OUT/te39.tar.gz -C $D --exclude ./site --exclude ./traces . ; tar czf $OUT/te39-traces.tar.gz -C $D traces ; }
+tar xJf build-lease/te/site.tar.xz -C $D/site || { echo "bundle did not unpack" | tee $D/session.log; pack; exit 3; }
+# Transformer Engine looks for cuDNN, NVRTC and cuRAND in the system first: point it at the lease's torch wheels' own.
+NV=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia"))')
+export CUDNN_HOME=$NV/cudnn NVRTC_HOME=$NV/cu13 CURAND_HOME=$NV/cu13
+export PYTHONPATH=$D/site${PYTHONPATH:+:$PYTHONPATH}
+LOG=$D/session.log
+python3 -c "import torch, transformer_engine, transformer_engine.pytorch as te, megatron.core as mc; \
+print('te', transformer_engine.__version__, 'mcore', mc.__version__, 'torch', torch.__version__, \
+'fp8', te.is_fp8_available())" 2>&1 | tail -20 | tee -a $LOG
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "import failed" | tee -a $LOG; pack; exit 4; }
+python3 validation/session39/te_check.py cases > $D/cases.txt
+while read -r name args; do
+  if [ -n "${CASES:-}" ] && [[ " $CASES " != *" $name "* ]]; then continue; fi
+  echo "== $(date -u +%T) $name" | tee -a $LOG
+  # shellcheck disable=SC2086
+  timeout 200 python3 validation/megatron/mcore_te_step.py $args --out $D/$name.json \
+    --trace $D/traces/$name-trace.json.gz > $D/$name.log 2>&1 < /dev/null
+  rc=$?
+  echo "$name exit $rc" | tee -a $LOG
+  [ $rc -ne 0 ] && tail -25 $D/$name.log | tee -a $LOG
+  grep -E "^(llama|gpt3|nemotron)|host per layer" $D/$name.log | tee -a $LOG
+  pack
+done < $D/cases.txt
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >> $D/environment.txt 2>&1
+pack

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Megatron-Core with Transformer Engine on one GPU: the step time of the NeMo rows' layers (issue 20).
+
+The program NVIDIA's published NeMo / Megatron-Bridge rows ran is Megatron-Core's GPTModel with Transformer Engine's
+layer spec (TE's fused LayerNorm + Linear, its DotProductAttention, FP8 through te.fp8_autocast). Neither had been
+run here before session 39: megatron-core 0.16.1 and transformer-engine 2.20.2 from PyPI, TE's PyTorch extension
+built on this project's machine against the lease's torch (validation/device/te_bundle.sh), carried to the lease.
+
+Each case is one of the rows' layers at a one-GPU shape (tp = pp = 1), a few layers deep, bf16 or FP8:
+  step  wall time of forward + backward (no optimizer: it is priced apart), median of --steps after warm-up, and one
+        step under torch.profiler: GPU busy time, the kernels (name, count, total time) and the gzipped trace
+  host  at 1 x 64 tokens (the GPU idles) the wall time of models of L1 and L2 layers: per layer = the difference /
+        (L2 - L1), the host time Megatron-Core + TE take to issue one layer (scalescope.host_dispatch/1's module)
+One JSON per case (--out).
+
+Settings as Megatron-Core defaults unless a row's recipe says otherwise: TE's fused attention (the backend TE picks
+is read from the kernel names), bias + activation and RoPE fusions on, gradient_accumulation_fusion off (it needs
+Megatron's DDP wrapper for main_grad: the weight gradients are written in bf16, not accumulated into fp32),
+cross_entropy_loss_fusion as the case says (Megatron-Core's default: off).
+"""
+import argparse
+import collections
+import gzip
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mcore_moe_host as mh  # noqa: E402  (init_megatron, inputs, timed, busy_union)
+
+# The rows' layers (validation/nemo/models and the catalog's llama2-7b, llama3-8b), vocabularies padded to 128 as
+# Megatron pads them.
+MODELS = {
+    "llama2-7b": dict(hidden=4096, heads=32, groups=32, ffn=11008, act="swiglu", norm="RMSNorm", bias=False,
+                      vocab=32000, pos="rope"),
+    "llama3-8b": dict(hidden=4096, heads=32, groups=8, ffn=14336, act="swiglu", norm="RMSNorm", bias=False,
+                      vocab=128256, pos="rope", rotary_base=500000),
+    "gpt3-5b": dict(hidden=4096, heads=32, groups=32, ffn=16384, act="gelu", norm="LayerNorm", bias=True,
+                    vocab=50304, pos="learned_absolute", dropout=0.1),
+    "nemotron-8b": dict(hidden=4096, heads=32, groups=32, ffn=16384, act="squared_relu", norm="LayerNorm",
+                        bias=False, vocab=256000, pos="rope", rotary_percent=0.5, zero_centered_gamma=True),
+}
+
+
+def config(model, layers, precision, recipe, ce_fusion):
+    """The case's TransformerConfig (built without a GPU: the program's settings can be checked anywhere)."""
+    from megatron.core.transformer.transformer_config import TransformerConfig
+    from megatron.core.activations import squared_relu
+    m = MODELS[model]
+    act = {"swiglu": F.silu, "gelu": F.gelu, "squared_relu": squared_relu}[m["act"]]
+    kw = dict(num_layers=layers, hidden_size=m["hidden"], num_attention_heads=m["heads"],
+              num_query_groups=m["groups"], ffn_hidden_size=m["ffn"], normalization=m["norm"],
+              layernorm_zero_centered_gamma=m.get("zero_centered_gamma", False),
+              add_bias_linear=m["bias"], add_qkv_bias=m["bias"], gated_linear_unit=m["act"] == "swiglu",
+              activation_func=act, bias_activation_fusion=m["act"] in ("swiglu", "gelu"),
+              bf16=True, params_dtype=torch.bfloat16, pipeline_dtype=torch.bfloat16,
+              hidden_dropout=m.get("dropout", 0.0), attention_dropout=m.get("dropout", 0.0),
+              apply_rope_fusion=True, gradient_accumulation_fusion=False,
+              cross_entropy_loss_fusion=ce_fusion, cross_entropy_fusion_impl="te" if ce_fusion else "native")
+    if m["act"] == "gelu" and not m["bias"]:
+        kw["bias_activation_fusion"] = False
+    if precision == "fp8":
+        kw.update(fp8="hybrid", fp8_recipe=recipe)
+        if recipe == "delayed":  # NeMo 1.0's recipe settings (the 24.07 rows)
+            kw.update(fp8_amax_history_len=1024, fp8_amax_compute_algo="max", fp8_margin=0)
+    return TransformerConfig(**kw)
+
+
+def build(model, layers, seq, precision, recipe, ce_fusion):
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_with_transformer_engine_spec
+    m = MODELS[model]
+    cfg = config(model, layers, precision, recipe, ce_fusion)
+    spec = get_gpt_layer_with_transformer_engine_spec()
+    net = GPTModel(config=cfg, transformer_layer_spec=spec, vocab_size=m["vocab"], max_sequence_length=seq,
+                   position_embedding_type=m["pos"], rotary_percent=m.get("rotary_percent", 1.0),
+                   rotary_base=m.get("rotary_base", 10000), share_embeddings_and_output_weights=model == "gpt3-5b")
+    return net.cuda()
+
+
+def kernels_of(doc):
+    """Per kernel name: count and total GPU time (us) of one profiled step."""
+    ev = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    tot, cnt = collections.Counter(), collections.Counter()
+    for e in ev:
+        tot[e["name"]] += e["dur"]
+        cnt[e["name"]] += 1
+    return [{"name": k, "count": cnt[k], "us": round(v, 1)} for k, v in tot.most_common()]
+
+
+def profiled(net, shape, vocab, trace_out):
+    from torch.profiler import ProfilerActivity, profile
+    ids, pos, labels = mh.inputs(*shape, vocab)
+    for _ in range(2):
+        mh.one_step(net, ids, pos, labels, False)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        mh.one_step(net, ids, pos, labels, False)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            doc = json.load(f)
+        if trace_out:
+            with open(path, "rb") as f, gzip.open(trace_out, "wb") as g:
+                g.write(f.read())
+    gpu = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"
+           and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    return {"gpu_busy_s": mh.busy_union(gpu) * 1e-6, "kernels": kernels_of(doc)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", choices=sorted(MODELS), required=True)
+    ap.add_argument("--precision", choices=("bf16", "fp8"), required=True)
+    ap.add_argument("--recipe", choices=("delayed", "tensorwise"), default="delayed")
+    ap.add_argument("--ce-fusion", action="store_true", help="cross_entropy_loss_fusion with TE's implementation "
+                    "(Megatron-Bridge's recipes); default Megatron-Core's unfused vocab-parallel cross entropy")
+    ap.add_argument("--shape", default="1x4096", help="micro-batch x sequence")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--host-layers", default="", help="L1,L2: also the host time per layer at 1 x 64 tokens")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--trace", default="")
+    a = ap.parse_args()
+    b, s = mh.parse_shape(a.shape)
+    mh.init_megatron()
+    import megatron.core
+    import transformer_engine
+    vocab = MODELS[a.model]["vocab"]
+    res = {"schema": "scalescope.mcore_te_step/1", "model": a.model, "dims": MODELS[a.model],
+           "precision": a.precision, "recipe": a.recipe if a.precision == "fp8" else None,
+           "ce_fusion": a.ce_fusion, "shape": [b, s], "layers": a.layers,
+           "software": {"megatron_core": getattr(megatron.core, "__version__", "?"),
+                        "transformer_engine": getattr(transformer_engine, "__version__", "?"),
+                        "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+                        "python": platform.python_version()},
+           "gpu": torch.cuda.get_device_name(0)}
+    net = build(a.model, a.layers, s, a.precision, a.recipe, a.ce_fusion)
+    res["parameters"] = sum(p.numel() for p in net.parameters())
+    res["step"] = mh.timed(net, (b, s), vocab, a.steps)
+    res["step"].update(profiled(net, (b, s), vocab, a.trace))
+    res["max_allocated_GiB"] = torch.cuda.max_memory_allocated() / 2**30
+    print(a.model, a.precision, a.recipe, a.shape, {k: res["step"][k] for k in ("forward_s", "backward_s", "step_s",
+                                                                              "gpu_busy_s")}, flush=True)
+    del net
+    torch.cuda.empty_cache()
+    if a.host_layers:
+        l1, l2 = (int(x) for x in a.host_layers.split(","))
+        t = {}
+        for n in (l1, l2):
+            net = build(a.model, n, 128, a.precision, a.recipe, a.ce_fusion)
+            t[n] = mh.timed(net, (1, 64), vocab, 30)
+            del net
+            torch.cuda.empty_cache()
+        res["host_timings"] = {str(n): t[n] for n in (l1, l2)}
+        res["host_per_layer_s"] = {k: (t[l2][k] - t[l1][k]) / (l2 - l1) for k in ("forward_s", "backward_s", "step_s")}
+        print("host per layer", res["host_per_layer_s"], flush=True)
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(res, f, indent=1)
+    os.replace(tmp, a.out)
+    torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
