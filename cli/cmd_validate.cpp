@@ -265,6 +265,16 @@ void register_validate(CLI::App& app, Context& ctx) {
                        "Calibration for the DeepSeek-V3 technical report's H800 run (the H800 is the H100's GH100 die; "
                        "empty: not run)")
       ->default_str("h100-gpu");
+  nemo_cmd
+      ->add_option_function<std::string>(
+          "--attention",
+          [nemo](const std::string& a) {
+            nemo->run.attention = a == "cudnn" ? models::AttentionBackend::cudnn : models::AttentionBackend::flash;
+          },
+          "The attention kernel of the rows' Transformer Engine: flash (the profile's FlashAttention rows) or cudnn "
+          "(cuDNN's fused attention, which TE picks on Hopper from 1.7 on: validation/session39)")
+      ->check(CLI::IsMember({"flash", "cudnn"}))
+      ->default_str("flash");
   add_format_option(nemo_cmd, nemo->format);
   nemo_cmd->callback([nemo, &ctx] { ctx.exit_code = run_nemo(*nemo); });
 }

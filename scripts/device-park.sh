@@ -6,7 +6,8 @@
 #
 #   bash scripts/device-park.sh park      # before a device call
 #   bash scripts/device-park.sh restore   # right after it
-# SCALESCOPE_PARK_MORE="folder ..." parks more (a call that carries a large bundle; name the same on restore).
+# SCALESCOPE_PARK_MORE="folder ..." parks more (a call that carries a large bundle); `restore` moves back what `park`
+# recorded in $PARK/folders.txt, whatever the environment says then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARK=${SCALESCOPE_PARK_DIR:-/tmp/scalescope-parked}
@@ -17,10 +18,12 @@ case "${1:-}" in
   park)
     [ -e "$PARK" ] && { echo "$0: $PARK exists: restore first" >&2; exit 1; }
     mkdir -p "$PARK/validation"
-    for f in "${FOLDERS[@]}"; do mv "$f" "$PARK/$f"; done
+    for f in "${FOLDERS[@]}"; do mv "$f" "$PARK/$f"; echo "$f" >> "$PARK/folders.txt"; done
     echo "parked ${FOLDERS[*]} in $PARK; run '$0 restore' after the device call" ;;
   restore)
     [ -d "$PARK" ] || { echo "$0: nothing parked in $PARK" >&2; exit 1; }
+    [ -s "$PARK/folders.txt" ] || { echo "$0: $PARK/folders.txt missing: move its folders back by hand" >&2; exit 1; }
+    mapfile -t FOLDERS < "$PARK/folders.txt"
     for f in "${FOLDERS[@]}"; do
       if [ -e "$f" ]; then echo "$0: $f exists in the checkout; leaving $PARK/$f" >&2; exit 1; fi
       mv "$PARK/$f" "$f"

@@ -61,7 +61,7 @@ const std::set<std::string, std::less<>>& read_flags() {
       "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--expert-model-parallel-size",
       "--expert-tensor-parallel-size", "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
       "--moe-pad-expert-input-to-capacity", "--overlap-moe-expert-parallel-comm", "--attention-dropout",
-      "--hidden-dropout"};
+      "--hidden-dropout", "--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl"};
   return s;
 }
 
@@ -258,6 +258,13 @@ void read_precision(const Flags& f, Plan& p) {
     else reject("--fp8-recipe", "expected delayed, tensorwise, blockwise or mxfp8, got '" + *r + "'");
   }
   p.fp8_params = f.has("--fp8-param-gather");
+  // The loss's kernels: Megatron-Core's unfused cross entropy unless --cross-entropy-loss-fusion, then the
+  // implementation --cross-entropy-fusion-impl names (Megatron's default: native).
+  const std::optional<std::string> impl = f.text("--cross-entropy-fusion-impl");
+  if (impl && *impl != "native" && *impl != "te")
+    reject("--cross-entropy-fusion-impl", "expected native or te, got '" + *impl + "'");
+  if (f.has("--cross-entropy-loss-fusion"))
+    p.cross_entropy_fusion = impl == "te" ? CrossEntropyFusion::te : CrossEntropyFusion::native;
 }
 
 void read_recompute(const Flags& f, const ModelSpec& m, Plan& p, std::vector<std::string>& notes) {

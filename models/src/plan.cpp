@@ -57,6 +57,15 @@ std::string_view to_string(MoeDispatcher d) {
 
 std::string_view to_string(OptimizerImpl o) { return o == OptimizerImpl::foreach ? "foreach" : "fused"; }
 
+std::string_view to_string(CrossEntropyFusion c) {
+  switch (c) {
+    case CrossEntropyFusion::none: return "none";
+    case CrossEntropyFusion::native: return "native";
+    case CrossEntropyFusion::te: return "te";
+  }
+  return "?";
+}
+
 double moe_imbalance(const ModelSpec& spec, const Plan& plan) {
   if (!spec.is_moe()) return 1.0;
   if (plan.moe_imbalance > 0.0) return plan.moe_imbalance;
@@ -80,7 +89,8 @@ const std::vector<std::string>& plan_keys() {
       "grad_reduce_in_fp32",    "overlap_param_gather",      "tp_comm_overlap",
       "first_stage_layers",     "last_stage_layers",         "pp_layout",   "seq",
       "ep",        "etp",       "moe_dispatcher",            "moe_imbalance",             "moe_a2a_overlap",
-      "lora_rank", "lora_modules",                           "packed_doc_tokens",         "optimizer_impl"};
+      "lora_rank", "lora_modules",                           "packed_doc_tokens",         "optimizer_impl",
+      "cross_entropy_fusion"};
   return keys;
 }
 
@@ -112,6 +122,7 @@ constexpr std::array kRecipes{Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Reci
 constexpr std::array kCpComms{CpComm::p2p, CpComm::a2a, CpComm::allgather};
 constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::flex};
 constexpr std::array kOptimizerImpls{OptimizerImpl::fused, OptimizerImpl::foreach};
+constexpr std::array kCrossEntropyFusions{CrossEntropyFusion::none, CrossEntropyFusion::native, CrossEntropyFusion::te};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -296,6 +307,7 @@ bool read_key(Plan& p, std::string_view key, const F& f) {
   else if (key == "lora_modules") p.lora_modules = f.lora_modules();
   else if (key == "packed_doc_tokens") p.packed_doc_tokens = f.nonnegative_int();
   else if (key == "optimizer_impl") p.optimizer_impl = f.choice(kOptimizerImpls);
+  else if (key == "cross_entropy_fusion") p.cross_entropy_fusion = f.choice(kCrossEntropyFusions);
   else return false;
   return true;
 }
@@ -409,6 +421,8 @@ Json to_json(const Plan& p) {
   }
   if (p.packed_doc_tokens > 0) j["packed_doc_tokens"] = p.packed_doc_tokens;
   if (p.optimizer_impl != OptimizerImpl::fused) j["optimizer_impl"] = std::string(to_string(p.optimizer_impl));
+  if (p.cross_entropy_fusion != CrossEntropyFusion::none)
+    j["cross_entropy_fusion"] = std::string(to_string(p.cross_entropy_fusion));
   return j;
 }
 

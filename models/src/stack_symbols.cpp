@@ -31,6 +31,8 @@ enum Sym : int {
   kAdamForeach,
   // How the model's code writes its norms and tanh GELU (appended likewise): composed of elementwise operators.
   kComposedNorm, kComposedGelu, kQkNormFull,
+  // The loss's kernels (appended likewise): Megatron-Core's cross-entropy fusion (plan cross_entropy_fusion).
+  kCeNative, kCeTe,
   kNumBase
 };
 
@@ -50,7 +52,7 @@ const std::vector<std::string>& stack_base_symbols() {
       "lora", "lora_qkv", "lora_proj", "lora_fc1", "lora_fc2", "frozen", "doc", "win", "seq_doc",
       "attn_dropout", "hidden_dropout",
       "hybrid", "attn_block", "mlp_block", "mamba_layer", "mh", "mp", "mn", "mg", "mk", "mq", "Di", "Dx", "Dz",
-      "adam_foreach", "composed_norm", "composed_gelu", "qk_norm_full"};
+      "adam_foreach", "composed_norm", "composed_gelu", "qk_norm_full", "ce_native", "ce_te"};
   return names;
 }
 
@@ -180,6 +182,8 @@ std::vector<double> StackProfile::bind(const ModelSpec& spec, const Plan& p, boo
   v[kDx] = v[kDi] + 2.0 * v[kMg] * v[kMn];
   v[kDz] = 2.0 * v[kDi] + 2.0 * v[kMg] * v[kMn] + v[kMh];
   v[kAdamForeach] = p.optimizer_impl == OptimizerImpl::foreach;
+  v[kCeNative] = p.cross_entropy_fusion == CrossEntropyFusion::native;
+  v[kCeTe] = p.cross_entropy_fusion == CrossEntropyFusion::te;
   v[kComposedNorm] = spec.composed_norm;
   v[kComposedGelu] = spec.composed_gelu;
   v[kQkNormFull] = spec.qk_norm_full;

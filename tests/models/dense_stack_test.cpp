@@ -146,6 +146,46 @@ TEST(Fp8, MemoryAddsWeightCopiesAndSavesLinearInputs) {
   EXPECT_DOUBLE_EQ(peak_memory(m, plan("precision=fp8,fp8_params=1,gbs=1"), o).weights.value, bf16.weights.value);
 }
 
+// The fused stack's cross entropy per logit, counted from Megatron-Core 0.16.1 and Transformer Engine 2.20.2's code:
+// none (vocab_parallel_cross_entropy): forward fp32 cast 2+4, max 4, subtract 4+4, exp 4+4, sum 4, divide 4+4 = 38
+// bytes in 6 kernels, backward scale 4+4 and bf16 cast 4+2 = 14 in 2; native (torch.compile'd): cast+max 6,
+// subtract+exp+sum 8, divide 8 = 22 in 3, backward 4+2 = 6 in 1; te: read 2, gradient written over the logits 2 = 4
+// each way, one kernel each. Kept for the backward: fp32 logits (4 bytes), te the bf16 logits (2).
+TEST(Fp8, CrossEntropyFusionBytesPerLogit) {
+  const ModelSpec m = llama8b(2, 1024);
+  const auto stack = load_stack("fused").value();
+  auto row = [&](StackPhase ph, const std::string& name) -> const StackRow& {
+    for (const StackRow& r : stack->phases[static_cast<std::size_t>(ph)])
+      if (r.name == name) return r;
+    ADD_FAILURE() << name;
+    return stack->phases[static_cast<std::size_t>(ph)].front();
+  };
+  const StackRow& fwd = row(StackPhase::head_forward, "vocab-parallel cross entropy");
+  const StackRow& bwd = row(StackPhase::head_backward, "cross entropy backward");
+  const double logits = 1024.0 * 128256;  // T x V: 128256 is a multiple of 128, so unpadded
+  struct Want {
+    CrossEntropyFusion c;
+    double fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels, kept_bytes;
+  };
+  for (const Want& w : {Want{CrossEntropyFusion::none, 38, 14, 6, 2, 4}, Want{CrossEntropyFusion::native, 22, 6, 3, 1, 4},
+                        Want{CrossEntropyFusion::te, 4, 4, 1, 1, 2}}) {
+    Plan p = plan("mbs=1,gbs=1");
+    p.cross_entropy_fusion = w.c;
+    const std::vector<double> v = stack->bind(m, p, true, false, 128);
+    SCOPED_TRACE(std::string(to_string(w.c)));
+    EXPECT_DOUBLE_EQ(fwd.bytes.eval(v), w.fwd_bytes * logits);
+    EXPECT_DOUBLE_EQ(bwd.bytes.eval(v), w.bwd_bytes * logits);
+    EXPECT_DOUBLE_EQ(fwd.kernels.eval(v), w.fwd_kernels);
+    EXPECT_DOUBLE_EQ(bwd.kernels.eval(v), w.bwd_kernels);
+    // The last stage's logits buffer for one micro-batch in flight: 4 T H (the final norm's output) + kept logits.
+    StackProfile::StageValues st;
+    st.last = true;
+    st.inflight = 1;
+    const std::vector<double> mv = stack->bind_memory(v, st);
+    EXPECT_DOUBLE_EQ(stack->memory.embedding_logits.eval(mv), 4.0 * 1024 * 4096 + w.kept_bytes * logits);
+  }
+}
+
 TEST(ContextParallel, RankAttentionIsTheCausalAttentionOfTheSequenceOverCp) {
   // b = 1, H = 32 heads, d = 128, s = 8192, cp = 4: step 0 is the causal attention of s/cp = 2048 tokens,
   // 4 b H d 2048^2 / 2 = 34,359,738,368 FLOPs; steps 1..3 each 4 b H d s^2 / (2 cp^2) = 34,359,738,368;

@@ -134,6 +134,21 @@ TEST(MegatronFlags, UnevenStagesAndFilesWithContinuations) {
             0u);
 }
 
+TEST(MegatronFlags, CrossEntropyFusionAndItsImplementation) {
+  // Megatron-Core: unfused unless --cross-entropy-loss-fusion; then --cross-entropy-fusion-impl, default native.
+  auto plan_of = [](const std::string& extra) {
+    auto r = plan_from_megatron("--tensor-model-parallel-size 8 --bf16 " + extra, llama70b(), 8);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().str());
+    return r ? r->plan.cross_entropy_fusion : CrossEntropyFusion::none;
+  };
+  EXPECT_EQ(plan_of(""), CrossEntropyFusion::none);
+  EXPECT_EQ(plan_of("--cross-entropy-fusion-impl te"), CrossEntropyFusion::none);  // ignored without the fusion
+  EXPECT_EQ(plan_of("--cross-entropy-loss-fusion"), CrossEntropyFusion::native);
+  EXPECT_EQ(plan_of("--cross-entropy-loss-fusion --cross-entropy-fusion-impl te"), CrossEntropyFusion::te);
+  EXPECT_EQ(error_of("--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl triton", llama70b(), 8),
+            "--plan-from-megatron: --cross-entropy-fusion-impl: expected native or te, got 'triton'");
+}
+
 TEST(MegatronFlags, EveryPlanKeyHasItsFlag) {
   for (const auto& key : {"tp", "pp", "cp", "cp_comm", "vpp", "mbs", "gbs", "sp", "zero", "overlap_grad_reduce",
                           "overlap_param_gather", "tp_comm_overlap", "first_stage_layers", "pp_layout"}) {

@@ -314,6 +314,24 @@ TEST(PlanParse, OptimizerImplDefaultsToFusedAndRoundTripsForeach) {
             "--plan: key 'optimizer_impl': expected one of fused | foreach, got 'sgd'");
 }
 
+// cross_entropy_fusion: Megatron-Core's --cross-entropy-loss-fusion / --cross-entropy-fusion-impl. Default none
+// (Megatron-Core's default, absent from the text and JSON forms); native and te round-trip; anything else is refused.
+TEST(PlanParse, CrossEntropyFusionDefaultsToNoneAndRoundTrips) {
+  EXPECT_EQ(parse_ok("gbs=8").cross_entropy_fusion, CrossEntropyFusion::none);
+  EXPECT_EQ(to_string(parse_ok("gbs=8")).find("cross_entropy_fusion"), std::string::npos);
+  for (const char* v : {"native", "te"}) {
+    const Plan p = parse_ok(std::string("gbs=8,cross_entropy_fusion=") + v);
+    EXPECT_EQ(to_string(p.cross_entropy_fusion), v);
+    EXPECT_NE(to_string(p).find(std::string(",cross_entropy_fusion=") + v), std::string::npos) << to_string(p);
+    EXPECT_EQ(parse_ok(to_string(p)), p);
+    auto j = plan_from_json(to_json(p), "p.json");
+    ASSERT_TRUE(j.has_value()) << j.error().str();
+    EXPECT_EQ(*j, p);
+  }
+  EXPECT_EQ(parse_err("gbs=8,cross_entropy_fusion=fused"),
+            "--plan: key 'cross_entropy_fusion': expected one of none | native | te, got 'fused'");
+}
+
 TEST(PlanParse, OverlapIsTheOlderNameOfOverlapGradReduce) {
   EXPECT_FALSE(parse_ok("overlap=false,gbs=8").overlap);
   EXPECT_FALSE(parse_ok("overlap_grad_reduce=0,gbs=8").overlap);

@@ -73,7 +73,11 @@ TEST(FlowScale, StepTimesStayWithinOnePercentOfThoseBeforeIssue22) {
     const double before = c.at("step_time_s");
     for (const char* routing : {"ecmp", ""}) {
       SCOPED_TRACE(*routing ? routing : "the file's routing");
-      const Case s = setup(c.at("model"), c.at("cluster"), c.at("gpus"), c.at("plan"), routing, true);
+      // The times were taken when the fused stack priced the cross entropy at 16 bytes per logit; since session 39
+      // the plan names it, and Transformer Engine's kernel (te, 8 bytes) is the nearest to what they priced (the
+      // default, Megatron-Core's unfused one, moves 52): the flow engine is what this test holds to 1%.
+      const Case s = setup(c.at("model"), c.at("cluster"), c.at("gpus"),
+                           c.at("plan").get<std::string>() + ",cross_entropy_fusion=te", routing, true);
       EXPECT_NEAR(step(s, Fidelity::flow), before, 0.01 * before);
     }
   }

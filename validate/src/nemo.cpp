@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -80,6 +81,13 @@ Expected<models::ModelSpec> nemo_model(const NemoRow& row, const fs::path& dir) 
   return spec;
 }
 
+models::CrossEntropyFusion nemo_cross_entropy_fusion(const NemoRow& r) {
+  if (r.source.rfind("bridge", 0) == 0) return models::CrossEntropyFusion::te;
+  static const std::set<std::string, std::less<>> native = {"LLAMA3-8B", "LLAMA3-70B", "Nemotron-8B", "Nemotron-22B"};
+  return r.source == "nemo-24.07" && native.count(r.model) ? models::CrossEntropyFusion::native
+                                                           : models::CrossEntropyFusion::none;
+}
+
 models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
   models::Plan p;
   p.tp = r.tp;
@@ -102,6 +110,7 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
     p.precision = models::Precision::mixed;
   }
   p.grad_reduce_in_fp32 = !bridge && r.model != "Nemotron-340B";
+  p.cross_entropy_fusion = nemo_cross_entropy_fusion(r);
   p.zero = r.fsdp > 0 ? 3 : 1;
   p.overlap = true;
   p.overlap_param_gather = p.zero == 1;
@@ -137,7 +146,7 @@ models::Plan nemo_plan(const NemoRow& r, const models::ModelSpec& m) {
 
 namespace {
 
-void predict_point(NemoPoint& pt, const models::ModelSpec& spec, const Rig& rig,
+void predict_point(NemoPoint& pt, const models::ModelSpec& spec, const Rig& rig, models::AttentionBackend attention,
                    const std::optional<models::FrameworkHostCost>& host = std::nullopt) {
   const models::Plan plan = nemo_plan(pt.row, spec);
   pt.plan = models::to_string(plan);
@@ -145,6 +154,7 @@ void predict_point(NemoPoint& pt, const models::ModelSpec& spec, const Rig& rig,
   o.host = host;
   o.fidelity = Fidelity::analytical;
   o.build.costs.flash_attention = true;
+  o.build.costs.attention_backend = attention;
   o.build.costs.dropout = false;
   o.memory.flash_attention = true;
   o.memory.dropout = false;
@@ -210,13 +220,13 @@ void predict_all(NemoValidation& v, const std::vector<models::ModelSpec>& specs,
     for (std::size_t i = first; i < n; i += threads) {
       NemoPoint& p = v.points[i];
       if (slot == Slot::predicted) {
-        predict_point(p, specs[i], *rig_of[i]);
+        predict_point(p, specs[i], *rig_of[i], opt.attention);
         continue;
       }
       const auto& host = p.row.moe() ? moe_host : dense_host;
       if (slot == Slot::with_host && !host) continue;
       NemoPoint other = p;
-      predict_point(other, specs[i], *rig_of[i], host);
+      predict_point(other, specs[i], *rig_of[i], opt.attention, host);
       (slot == Slot::compared ? p.compared : p.with_host) = other.skipped.empty() ? other.predicted : 0.0;
     }
   };

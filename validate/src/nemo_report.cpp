@@ -125,7 +125,16 @@ std::string nemo_report_markdown(const NemoValidation& v, const NemoOptions& o) 
   s += "- Plans as NeMo / Megatron-Bridge ran them (validate/include/scalescope/validate/nemo.hpp): the published tp, pp, "
        "cp, vp (interleaved 1F1B when > 1), mbs, gbs; sequence parallelism and userbuffers TP overlap with tp > 1; Megatron-"
        "Core's distributed optimizer with overlapped gradient reduce-scatter and parameter all-gather, buckets of "
-       "max(40M, 1M dp cp) elements (Megatron-FSDP rows as zero=3); flash attention, no recompute; FP8 with delayed "
+       "max(40M, 1M dp cp) elements (Megatron-FSDP rows as zero=3); " +
+       std::string(o.attention == models::AttentionBackend::cudnn
+                       ? "attention at the profile's cuDNN rows (TE's FusedAttention, which TE picks on Hopper from 1.7 "
+                         "on; --attention cudnn)"
+                       : "attention at the profile's FlashAttention rows (--attention flash; TE ran cuDNN's fused "
+                         "attention, validation/session39)") +
+       "; the cross entropy as the row's configuration ran it (cross_entropy_fusion: te for Megatron-Bridge, whose "
+       "recipes set Transformer Engine's kernel; native for the 24.07 Llama 3 and Nemotron 8B / 22B rows, whose "
+       "NeMo-Framework-Launcher configs set the fusion; none, Megatron-Core's default, for the others); no recompute; "
+       "FP8 with delayed "
        "scaling (NeMo 1.0 rows) or current scaling (Megatron-Bridge FP8-CS rows), the forward GEMMs with fast "
        "accumulation and dgrad / wgrad with split accumulation as Transformer Engine runs them (the forward ones "
        "from the profile's fp8_e4m3_fast rows, else its split-accumulation rows / the fast-accumulation speed-up "

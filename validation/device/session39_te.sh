@@ -4,7 +4,9 @@
 # validation/megatron/mcore_te_step.py's step time, GPU busy time and kernels, and for the Llama 2 cases the host time
 # per layer. The bundle (build-lease/te/site.tar.xz, made here by validation/device/te_bundle.sh) is carried:
 #   run: bash validation/device/session39_te.sh   (carry build-lease/te)   ->   $OUT/te39.tar.gz
-# CASES="name ..." runs some of them. About 4 minutes on an H100.
+# SET=2 runs the second set (te_check.py --set 2); CASES="name ..." runs some of them. CALIBRATE=1 first times the
+# cases' GEMMs with scalescope-calibrate (carry build-lease/devbin.txz too; validation/session39/gemm-shapes.json):
+# $D/lease-gemm.json, the lease's own GEMM rates. About 4 minutes on an H100, 2 more with CALIBRATE=1.
 set -uo pipefail
 : "${OUT:?run on the device machine (OUT is its output folder)}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -15,16 +17,33 @@ record_environment $D/environment.txt
 # Results and logs in one file, the profiled steps' traces in another (it may pass the 16 MiB a file can bring back).
 pack() { tar czf $OUT/te39.tar.gz -C $D --exclude ./site --exclude ./traces . ; tar czf $OUT/te39-traces.tar.gz -C $D traces ; }
 tar xJf build-lease/te/site.tar.xz -C $D/site || { echo "bundle did not unpack" | tee $D/session.log; pack; exit 3; }
-# Transformer Engine looks for cuDNN, NVRTC and cuRAND in the system first: point it at the lease's torch wheels' own.
+# Transformer Engine looks for cuDNN, NVRTC and cuRAND in the system first: point it at the lease's torch wheels' own
+# (cuDNN: mcore_te_step.py points it at the file torch loaded).
 NV=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia"))')
-export CUDNN_HOME=$NV/cudnn NVRTC_HOME=$NV/cu13 CURAND_HOME=$NV/cu13
+export NVRTC_HOME=$NV/cu13 CURAND_HOME=$NV/cu13 CUDNN_HOME=$NV/cudnn
+# cuDNN loads its sub-libraries by name: find torch's 9.19 before the system's 9.14 (/usr/lib/x86_64-linux-gnu).
+export LD_LIBRARY_PATH=$NV/cudnn/lib:$NV/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+{ echo "cuDNN files:"; timeout 20 find / -xdev -name "libcudnn.so*" 2>/dev/null | head -20
+  python3 -c "import torch; print('torch cudnn', torch.backends.cudnn.version()); \
+print([l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn.so' in l][:1])"; } >> $D/environment.txt 2>&1
 export PYTHONPATH=$D/site${PYTHONPATH:+:$PYTHONPATH}
 LOG=$D/session.log
-python3 -c "import torch, transformer_engine, transformer_engine.pytorch as te, megatron.core as mc; \
+python3 -c "import sys; sys.path.insert(0, 'validation/megatron'); import mcore_te_step, torch, transformer_engine, \
+transformer_engine.pytorch as te, megatron.core as mc; print('cudnn', torch.backends.cudnn.version(), mcore_te_step.CUDNN_LIBRARY); \
 print('te', transformer_engine.__version__, 'mcore', mc.__version__, 'torch', torch.__version__, \
 'fp8', te.is_fp8_available())" 2>&1 | tail -20 | tee -a $LOG
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "import failed" | tee -a $LOG; pack; exit 4; }
-python3 validation/session39/te_check.py cases > $D/cases.txt
+if [ "${CALIBRATE:-0}" = 1 ]; then
+  echo "== $(date -u +%T) scalescope-calibrate, the cases' GEMMs" | tee -a $LOG
+  tar xJf build-lease/devbin.txz && cp devbin/COMMIT $D/devbin-commit.txt
+  SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate timeout 300 bash calibrate/gpu/run_on_device.sh \
+    $D/lease-gemm.json 200 --gpus 1 --sections gemm --gemm-grid none --gemm-dtypes bf16,fp8_e4m3,fp8_e4m3_fast \
+    --gemm-shapes validation/session39/gemm-shapes.json > /dev/null 2>&1
+  echo "scalescope-calibrate exit $?" | tee -a $LOG
+  tail -3 $D/lease-gemm.log 2>/dev/null | tee -a $LOG
+  pack
+fi
+python3 validation/session39/te_check.py cases --set "${SET:-1}" > $D/cases.txt
 while read -r name args; do
   if [ -n "${CASES:-}" ] && [[ " $CASES " != *" $name "* ]]; then continue; fi
   echo "== $(date -u +%T) $name" | tee -a $LOG

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes a scalescope.host_dispatch/1 file from mcore_moe_host.py measurements (validate nemo --host-cost and
---moe-host-cost; simulate --host-cost).
+"""Writes a scalescope.host_dispatch/1 file from mcore_moe_host.py measurements, or from mcore_te_step.py's (Megatron-Core
+with Transformer Engine, `--host-layers`; session 39) (validate nemo --host-cost and --moe-host-cost; simulate
+--host-cost).
 
   python3 validation/megatron/host_dispatch_file.py --measured A.json [B.json ...] --stack STACK.json -o OUT.json
 
@@ -27,9 +28,13 @@ def main():
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
     runs = [json.load(open(f)) for f in a.measured]
+    te = all(r.get("schema") == "scalescope.mcore_te_step/1" and "host_per_layer_s" in r for r in runs)
+    for r in runs:  # mcore_te_step.py: Megatron-Core's GPT layers with Transformer Engine's spec, dense
+        r.setdefault("variant", "dense")
     variants = {r["variant"] for r in runs}
-    if len(variants) != 1 or any(r["schema"] != "scalescope.mcore_moe_host/1" for r in runs):
-        ap.error(f"--measured: expected mcore_moe_host.py outputs of one variant, got {sorted(variants)}")
+    if len(variants) != 1 or not (te or all(r["schema"] == "scalescope.mcore_moe_host/1" for r in runs)):
+        ap.error("--measured: expected mcore_moe_host.py outputs of one variant or mcore_te_step.py outputs with "
+                 f"host_per_layer_s, got {sorted(variants)}")
     variant = variants.pop()
     per = [r["host_per_layer_s"] for r in runs]
     module = statistics.median(p["step_s"] for p in per)
@@ -38,16 +43,21 @@ def main():
     sw = runs[0]["software"]
     doc = {
         "schema": "scalescope.host_dispatch/1",
-        "framework": f"megatron-core {sw['megatron_core']} (local layer spec: no Transformer Engine or apex), torch "
-                     f"{sw['torch']}, {variant} layers ({len(runs)} measured: "
+        "framework": (f"megatron-core {sw['megatron_core']} with Transformer Engine {sw['transformer_engine']} (its "
+                      "layer spec)" if te else f"megatron-core {sw['megatron_core']} (local layer spec: no Transformer "
+                      "Engine or apex)") + f", torch {sw['torch']}, {variant} layers ({len(runs)} measured: "
                      + ", ".join(os.path.basename(f)[:-5] for f in a.measured) + ")",
         "gpu": runs[0]["gpu"],
         "host": a.host,
-        "method": "validation/megatron/mcore_moe_host.py: at 1 x 64 tokens (the GPU idles) the wall time of models of 2 "
-                  "and 8 layers, per layer = the difference / 6, medians of 30 steps; module = the median over the "
+        "method": ("validation/megatron/mcore_te_step.py --host-layers 2,6: at 1 x 64 tokens (the GPU idles) the wall "
+                   "time of models of 2 and 6 layers, per layer = the difference / 4" if te else
+                   "validation/megatron/mcore_moe_host.py: at 1 x 64 tokens (the GPU idles) the wall time of models "
+                   "of 2 and 8 layers, per layer = the difference / 6") + ", medians of 30 steps; module = the median over the "
                   "files of the step without a synchronisation between forward and backward; forward_share = the "
                   "median of forward / (forward + backward); per_edge_microbatch_s and after_sync_share from the "
-                  f"import of the same program's profiled trace ({a.stack}); tensor_parallel = module (Megatron's "
+                  + ("import of Megatron-Core's local-spec program's profiled trace, not the TE program's "
+                     if te else "import of the same program's profiled trace ") +
+                  f"({a.stack}); tensor_parallel = module (Megatron's "
                   "tensor parallelism adds its collectives' launches, not measured; no DTensor). Written by "
                   "validation/megatron/host_dispatch_file.py",
         "fitted_on": {"module": ", ".join(a.measured), "tensor_parallel": "not measured: the module value"},

@@ -31,6 +31,21 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
+
+def use_torchs_cudnn():
+    """Loads PyTorch's own cuDNN and points Transformer Engine at the same file: TE looks in the system first (CUDA's
+    toolkit) and may load an older cuDNN, which PyTorch then refuses (on the lease: TE found 9.14, torch was built
+    against 9.19). Returns the library's path."""
+    torch.backends.cudnn.version()
+    with open("/proc/self/maps") as f:
+        paths = sorted({line.split()[-1] for line in f if "libcudnn.so" in line})
+    if paths:
+        os.environ["CUDNN_HOME"] = os.path.dirname(paths[0])
+    return paths[0] if paths else None
+
+
+CUDNN_LIBRARY = use_torchs_cudnn()
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mcore_moe_host as mh  # noqa: E402  (init_megatron, inputs, timed, busy_union)
@@ -46,6 +61,11 @@ MODELS = {
                     vocab=50304, pos="learned_absolute", dropout=0.1),
     "nemotron-8b": dict(hidden=4096, heads=32, groups=32, ffn=16384, act="squared_relu", norm="LayerNorm",
                         bias=False, vocab=256000, pos="rope", rotary_percent=0.5, zero_centered_gamma=True),
+    # Session 39's second check: two models at widths never run here.
+    "llama2-13b": dict(hidden=5120, heads=40, groups=40, ffn=13824, act="swiglu", norm="RMSNorm", bias=False,
+                       vocab=32000, pos="rope"),
+    "llama3-70b": dict(hidden=8192, heads=64, groups=8, ffn=28672, act="swiglu", norm="RMSNorm", bias=False,
+                       vocab=128256, pos="rope", rotary_base=500000),
 }
 
 
@@ -63,7 +83,8 @@ def config(model, layers, precision, recipe, ce_fusion):
               bf16=True, params_dtype=torch.bfloat16, pipeline_dtype=torch.bfloat16,
               hidden_dropout=m.get("dropout", 0.0), attention_dropout=m.get("dropout", 0.0),
               apply_rope_fusion=True, gradient_accumulation_fusion=False,
-              cross_entropy_loss_fusion=ce_fusion, cross_entropy_fusion_impl="te" if ce_fusion else "native")
+              cross_entropy_loss_fusion=ce_fusion != "none",
+              cross_entropy_fusion_impl="te" if ce_fusion == "te" else "native")
     if m["act"] == "gelu" and not m["bias"]:
         kw["bias_activation_fusion"] = False
     if precision == "fp8":
@@ -82,6 +103,10 @@ def build(model, layers, seq, precision, recipe, ce_fusion):
     net = GPTModel(config=cfg, transformer_layer_spec=spec, vocab_size=m["vocab"], max_sequence_length=seq,
                    position_embedding_type=m["pos"], rotary_percent=m.get("rotary_percent", 1.0),
                    rotary_base=m.get("rotary_base", 10000), share_embeddings_and_output_weights=model == "gpt3-5b")
+    if m["pos"] == "learned_absolute":
+        # Megatron's training loop wraps the model in Float16Module (everything bf16); the learned position table
+        # is created in fp32 and would make the first layer's input fp32, which TE refuses.
+        net.embedding.position_embeddings.to(torch.bfloat16)
     return net.cuda()
 
 
@@ -120,8 +145,10 @@ def main():
     ap.add_argument("--model", choices=sorted(MODELS), required=True)
     ap.add_argument("--precision", choices=("bf16", "fp8"), required=True)
     ap.add_argument("--recipe", choices=("delayed", "tensorwise"), default="delayed")
-    ap.add_argument("--ce-fusion", action="store_true", help="cross_entropy_loss_fusion with TE's implementation "
-                    "(Megatron-Bridge's recipes); default Megatron-Core's unfused vocab-parallel cross entropy")
+    ap.add_argument("--ce-fusion", nargs="?", const="te", default="none", choices=("none", "native", "te"),
+                    help="cross_entropy_loss_fusion: te (Transformer Engine's kernel, Megatron-Bridge's recipes; the "
+                    "flag alone), native (Megatron-Core's torch.compile'd one) or none (the default: Megatron-Core's "
+                    "unfused vocab-parallel cross entropy)")
     ap.add_argument("--shape", default="1x4096", help="micro-batch x sequence")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--steps", type=int, default=10)
@@ -139,7 +166,7 @@ def main():
            "ce_fusion": a.ce_fusion, "shape": [b, s], "layers": a.layers,
            "software": {"megatron_core": getattr(megatron.core, "__version__", "?"),
                         "transformer_engine": getattr(transformer_engine, "__version__", "?"),
-                        "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+                        "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "cudnn_library": CUDNN_LIBRARY,
                         "python": platform.python_version()},
            "gpu": torch.cuda.get_device_name(0)}
     net = build(a.model, a.layers, s, a.precision, a.recipe, a.ce_fusion)

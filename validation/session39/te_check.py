@@ -4,6 +4,12 @@
 dense rows (Llama 2 7B, Llama 3 8B, GPT-3 5B, Nemotron 8B), 4 layers deep, bf16 and FP8 (delayed scaling as NeMo
 1.0's rows, tensorwise current scaling as Megatron-Bridge's). Predictions are committed before the lease runs.
 
+Two sets, each predicted before it was measured (--set, default 1):
+  1  seven cases (predictions.json, by d2fad1d's binary; measured in validation/session39/h100)
+  2  seven new cases: two models never run (Llama 2 13B, Llama 3 70B's layer), new shapes, the three cross-entropy
+     implementations, bf16 with dropout (predictions2.json, by the code that models cross_entropy_fusion;
+     measured in validation/session39/h100-set2)
+
   cases    print one line per case: NAME and mcore_te_step.py's arguments (validation/device/session39_te.sh reads them)
   predict  python3 validation/session39/te_check.py predict --out validation/session39/predictions.json
            every case on H100 (dgx-h100-8) and H200 (hgx-h200-8) with the shipped profile of that GPU:
@@ -13,6 +19,12 @@ dense rows (Llama 2 7B, Llama 3 8B, GPT-3 5B, Nemotron 8B), 4 layers deep, bf16 
                         spec host time per layer, measured on an H200 lease in session 28): the wall time if TE's
                         host time were the local spec's
            Forward + backward seconds (the step less the optimizer, which the program does not run).
+  shapes   python3 validation/session39/te_check.py shapes -o validation/session39/gemm-shapes.json: the GEMM shapes of
+           every case of both sets (scalescope calibrate shapes at each case's tokens), for scalescope-calibrate on
+           the lease of set 2, before its program steps
+  lease    python3 validation/session39/te_check.py lease --predictions P --profile LEASE.json -o P2: P with the
+           variant `cudnn-lease` added: the same code, its GEMMs priced from that lease's own calibration (the rest
+           from the shipped profile); computed after the lease ran, by code committed before it
   report   python3 validation/session39/te_check.py report --predictions P --measured DIR [--out DIR/report.md]
            GPU busy time against the compute predictions, wall time against the host prediction.
 """
@@ -46,10 +58,37 @@ CASES = {
     "llama3-8b-fp8-delayed": ("--model llama3-8b --precision fp8 --recipe delayed --shape 1x8192",
                               "models/catalog/llama3-8b.json", None, "precision=fp8,fp8_recipe=delayed"),
 }
+# Set 2 (after set 1 was measured; the plan now names the cross entropy the program runs). Llama 3 70B's layer: 2 of
+# them (with its 128,256-token embedding and head, about 3.9B parameters).
+CASES2 = {
+    "llama2-13b-fp8-delayed": ("--model llama2-13b --precision fp8 --recipe delayed --shape 1x4096",
+                               "models/catalog/llama2-13b.json", None,
+                               "precision=fp8,fp8_recipe=delayed,cross_entropy_fusion=none"),
+    "llama3-70b-l2-fp8-tensorwise-te": ("--model llama3-70b --precision fp8 --recipe tensorwise --ce-fusion te "
+                                        "--shape 1x4096 --layers 2", "models/catalog/llama3-70b.json", None,
+                                        "precision=fp8,fp8_recipe=tensorwise,cross_entropy_fusion=te"),
+    "llama3-8b-fp8-tensorwise-native-2x4096": ("--model llama3-8b --precision fp8 --recipe tensorwise --ce-fusion "
+                                               "native --shape 2x4096", "models/catalog/llama3-8b.json", None,
+                                               "precision=fp8,fp8_recipe=tensorwise,cross_entropy_fusion=native"),
+    "llama2-7b-fp8-delayed-2x4096": ("--model llama2-7b --precision fp8 --recipe delayed --shape 2x4096",
+                                     "models/catalog/llama2-7b.json", None,
+                                     "precision=fp8,fp8_recipe=delayed,cross_entropy_fusion=none"),
+    "nemotron-8b-fp8-tensorwise-te": ("--model nemotron-8b --precision fp8 --recipe tensorwise --ce-fusion te "
+                                      "--shape 1x4096", "validation/nemo/models/nemo-nemotron-8b.json", None,
+                                      "precision=fp8,fp8_recipe=tensorwise,cross_entropy_fusion=te"),
+    "gpt3-5b-bf16-2x2048": ("--model gpt3-5b --precision bf16 --shape 2x2048", "validation/nemo/models/nemo-gpt3-5b.json",
+                            50304, "precision=mixed,cross_entropy_fusion=none"),
+    "llama2-7b-bf16-1x8192": ("--model llama2-7b --precision bf16 --shape 1x8192", "models/catalog/llama2-7b.json",
+                              None, "precision=mixed,cross_entropy_fusion=none"),
+}
+SETS = {1: CASES, 2: CASES2}
 LAYERS = 4
 GPUS = {"NVIDIA H100 80GB HBM3": "dgx-h100-8", "NVIDIA H200": "hgx-h200-8"}
 HOST_COST = "validation/nemo/megatron-core-host/dense.json"
 VARIANTS = {"default": [], "cudnn": ["--attention", "cudnn"], "host": ["--host-cost", HOST_COST]}
+# Set 2: cuDNN attention (the kernel TE ran in set 1) is the primary prediction; `default` (the profile's flash
+# rows) and `old` (session 38's binary and stack, which know no cross_entropy_fusion) are the controls.
+VARIANTS2 = {"cudnn": ["--attention", "cudnn"], "default": [], "old": []}
 
 
 def commit():
@@ -61,15 +100,19 @@ def shape_of(args):
     return int(b), int(s)
 
 
-def model_file(name, tmp):
-    _, path, vocab, _ = CASES[name]
+def layers_of(args):
+    return int(args.split("--layers ")[1].split()[0]) if "--layers " in args else LAYERS
+
+
+def model_file(name, tmp, cases=CASES):
+    args, path, vocab, _ = cases[name]
     with open(os.path.join(ROOT, path)) as f:
         m = json.load(f)
-    m["layers"] = LAYERS
-    m["seq_len"] = shape_of(CASES[name][0])[1]
+    m["layers"] = layers_of(args)
+    m["seq_len"] = shape_of(args)[1]
     if vocab:
         m["vocab"] = vocab
-    m["name"] = f"{m['name']}-l{LAYERS}"
+    m["name"] = f"{m['name']}-l{m['layers']}"
     out = os.path.join(tmp, name + ".json")
     with open(out, "w") as f:
         json.dump(m, f)
@@ -89,27 +132,82 @@ def simulate(binary, model, cluster, plan, extra):
             "memory_peak_GiB": d["memory_peak_GiB"]}
 
 
-def cmd_cases(_):
-    for name, (args, *_rest) in CASES.items():
-        print(name, args, f"--layers {LAYERS}")
+def cmd_shapes(a):
+    """The union of `scalescope calibrate shapes` over every case's model and tokens (both sets)."""
+    doc = None
+    seen = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for cases in SETS.values():
+            for name, (args, *_r) in cases.items():
+                b, s = shape_of(args)
+                cmd = [a.bin, "calibrate", "shapes", "--model", model_file(name, tmp, cases), "--mbs", str(b), "--seq",
+                       str(s), "--dtypes", "bf16", "fp8_e4m3", "fp8_e4m3_fast"]
+                r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit(f"te_check.py: {' '.join(cmd)} failed: {r.stderr.strip()}")
+                d = json.loads(r.stdout)
+                if doc is None:
+                    doc = {**d, "gemm": [], "attention": [], "models": []}
+                doc["models"] += [m for m in d["models"] if m not in doc["models"]]
+                for g in d["gemm"]:
+                    key = (g["m"], g["n"], g["k"], g["transa"], g["transb"])
+                    if key not in seen:
+                        seen.add(key)
+                        doc["gemm"].append(g)
+                doc["attention"] += [x for x in d["attention"] if x not in doc["attention"]]
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(a.out + ".tmp", a.out)
+    print(f"{a.out}: {len(doc['gemm'])} GEMM shapes x {len(doc['dtypes'])} dtypes, {len(doc['attention'])} attention")
+
+
+def cmd_lease(a):
+    pred = json.load(open(a.predictions))
+    h100 = "NVIDIA H100 80GB HBM3"
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = SETS[pred.get("set", 1)]
+        for name, e in pred["cases"].items():
+            model = model_file(name, tmp, cases)
+            e[h100]["cudnn-lease"] = simulate(a.bin, model, GPUS[h100], e["plan"],
+                                              ["--attention", "cudnn", "--calibration", f"{a.profile},h100-gpu"])
+    pred["variants"]["cudnn-lease"] = f"--attention cudnn --calibration {a.profile},h100-gpu"
+    pred["lease_commit"] = commit()
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(pred, f, indent=1)
+    os.replace(a.out + ".tmp", a.out)
+
+
+def cmd_cases(a):
+    for name, (args, *_rest) in SETS[a.set].items():
+        print(name, args if "--layers " in args else f"{args} --layers {LAYERS}")
 
 
 def cmd_predict(a):
-    doc = {"schema": "scalescope.te-check/1", "commit": commit(), "layers": LAYERS,
+    cases, variants = SETS[a.set], VARIANTS if a.set == 1 else VARIANTS2
+    if a.set == 2 and not a.control_bin:
+        sys.exit("te_check.py: --set 2 needs --control-bin (session 38's binary, the `old` variant)")
+    doc = {"schema": "scalescope.te-check/1", "set": a.set, "commit": commit(), "layers": LAYERS,
+           "control_bin": a.control_bin,
            "predicted_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "variants": {k: " ".join(v) for k, v in VARIANTS.items()}, "cases": {}}
+           "variants": {k: " ".join(v) for k, v in variants.items()}, "cases": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (args, _, _, plan_extra) in CASES.items():
+        for name, (args, _, _, plan_extra) in cases.items():
             b, _ = shape_of(args)
-            model = model_file(name, tmp)
+            model = model_file(name, tmp, cases)
             plan = f"tp=1,pp=1,dp=1,mbs={b},gbs={b},recompute=none,{plan_extra}"
-            e = {"args": args, "plan": plan, "model": CASES[name][1]}
+            e = {"args": args, "plan": plan, "model": cases[name][1]}
             for gpu, cluster in GPUS.items():
-                e[gpu] = {v: simulate(a.bin, model, cluster, plan, extra) for v, extra in VARIANTS.items()}
+                e[gpu] = {}
+                for v, extra in variants.items():
+                    if v == "old":  # an older binary: no cross_entropy_fusion key
+                        old_plan = ",".join(k for k in plan.split(",") if not k.startswith("cross_entropy_fusion"))
+                        e[gpu][v] = simulate(a.control_bin, model, cluster, old_plan, extra)
+                    else:
+                        e[gpu][v] = simulate(a.bin, model, cluster, plan, extra)
             doc["cases"][name] = e
             h = e["NVIDIA H100 80GB HBM3"]
-            print(f"{name:32s} H100 fwd+bwd {h['default']['fwd_bwd_s']*1e3:7.2f} ms (cudnn "
-                  f"{h['cudnn']['fwd_bwd_s']*1e3:7.2f}, with host {h['host']['fwd_bwd_s']*1e3:7.2f})", flush=True)
+            print(f"{name:40s} H100 fwd+bwd " + ", ".join(f"{v} {h[v]['fwd_bwd_s']*1e3:7.2f} ms" for v in variants),
+                  flush=True)
     with open(a.out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
     os.replace(a.out + ".tmp", a.out)
@@ -121,6 +219,8 @@ def err(pred, meas):
 
 def cmd_report(a):
     pred = json.load(open(a.predictions))
+    if pred.get("set", 1) == 2:
+        return report2(a, pred)
     rows, errs = [], {"default": [], "cudnn": [], "host": []}
     for name, e in pred["cases"].items():
         path = os.path.join(a.measured, name + ".json")
@@ -159,19 +259,72 @@ def cmd_report(a):
         os.replace(a.out + ".tmp", a.out)
 
 
+def report2(a, pred):
+    """Set 2: GPU busy time against each variant's compute prediction, and the kernels' cross entropy."""
+    variants = list(pred["variants"])
+    rows, errs = [], {v: [] for v in variants}
+    for name, e in pred["cases"].items():
+        path = os.path.join(a.measured, name + ".json")
+        if not os.path.exists(path):
+            rows.append(f"| {name} | not measured |" + " |" * (len(variants) + 2))
+            continue
+        m = json.load(open(path))
+        p = e[m["gpu"]]
+        busy, wall = m["step"]["gpu_busy_s"], m["step"]["step_s"]
+        cells = []
+        for v in variants:
+            if v not in p:  # cudnn-lease: priced on the measured GPU only
+                cells.append("-")
+                continue
+            x = err(p[v]["compute_s"], busy)
+            errs[v].append(x)
+            cells.append(f"{p[v]['compute_s']*1e3:.2f} ({x:+.1%})")
+        rows.append(f"| {name} | {m['gpu'].replace('NVIDIA ', '')} | {wall*1e3:.2f} | {busy*1e3:.2f} | " +
+                    " | ".join(cells) + " |")
+    head = " | ".join({"cudnn": "new code, cuDNN attention (primary)", "default": "new code, flash rows",
+                       "old": "session 38's binary, flash rows",
+                       "cudnn-lease": "cuDNN attention, GEMMs from the lease's calibration"}.get(v, v) for v in variants)
+    out = ["# Session 39, second set: the fused stack with cross_entropy_fusion against Megatron-Core + TE", "",
+           f"Predictions: commit {pred['commit']} ({pred['predicted_utc']}); `old`: {pred['control_bin']}.",
+           "GPU busy = the union of kernel, copy and memset intervals of one profiled step (forward + backward).", "",
+           f"| case | GPU | measured step ms | GPU busy ms | {head} |", "|---|---|---:|---:|" + "---:|" * len(variants)]
+    out += rows + [""]
+    for v, x in errs.items():
+        if x:
+            out.append(f"- {v}: median |error| {statistics.median(abs(y) for y in x):.1%}, worst "
+                       f"{max(x, key=abs):+.1%} (n = {len(x)})")
+    text = "\n".join(out) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(a.out + ".tmp", a.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("cases")
+    c = sub.add_parser("cases")
+    c.add_argument("--set", type=int, choices=(1, 2), default=1)
     p = sub.add_parser("predict")
+    p.add_argument("--set", type=int, choices=(1, 2), default=1)
+    p.add_argument("--control-bin", default="", help="set 2: session 38's binary, for the `old` variant")
     p.add_argument("--out", required=True)
     p.add_argument("--bin", default="build-core/cli/scalescope")
+    sh = sub.add_parser("shapes")
+    sh.add_argument("-o", "--out", required=True)
+    sh.add_argument("--bin", default="build-core/cli/scalescope")
+    le = sub.add_parser("lease")
+    le.add_argument("--predictions", required=True)
+    le.add_argument("--profile", required=True, help="the lease's scalescope-calibrate GEMM profile")
+    le.add_argument("-o", "--out", required=True)
+    le.add_argument("--bin", default="build-core/cli/scalescope")
     r = sub.add_parser("report")
     r.add_argument("--predictions", required=True)
     r.add_argument("--measured", required=True)
     r.add_argument("--out", default="")
     a = ap.parse_args()
-    {"cases": cmd_cases, "predict": cmd_predict, "report": cmd_report}[a.cmd](a)
+    {"cases": cmd_cases, "predict": cmd_predict, "report": cmd_report, "shapes": cmd_shapes, "lease": cmd_lease}[a.cmd](a)
 
 
 if __name__ == "__main__":

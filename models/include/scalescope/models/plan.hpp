@@ -44,6 +44,13 @@ enum class MoeDispatcher { alltoall, allgather, flex };
 /// Megatron-Core) or foreach (torch.optim.AdamW's default on CUDA, torch/optim/adam.py _multi_tensor_adam: eight
 /// multi-tensor kernels, one of them making a temporary the size of the second moment).
 enum class OptimizerImpl { fused, foreach };
+/// How the loss over the vocabulary runs (Megatron-Core's --cross-entropy-loss-fusion and
+/// --cross-entropy-fusion-impl): none (Megatron-Core's default, tensor_parallel.vocab_parallel_cross_entropy: the
+/// logits cast to fp32 and six elementwise and reduction passes over them forward, two backward), native
+/// (megatron.core.fusions.fused_cross_entropy: the same steps compiled by torch.compile into four kernels) or te
+/// (Transformer Engine's parallel_cross_entropy: one Triton kernel each way over the bf16 logits, the gradient
+/// written in their place; Megatron-Bridge's recipes).
+enum class CrossEntropyFusion { none, native, te };
 
 /// How one training iteration is split over tp * cp * pp * dp GPUs.
 struct Plan {
@@ -112,6 +119,8 @@ struct Plan {
   /// The optimizer step's kernels (read by stacks that price them: pytorch-eager; an imported stack's trace holds
   /// its own optimizer's kernels and peak).
   OptimizerImpl optimizer_impl = OptimizerImpl::fused;
+  /// The vocabulary-parallel cross entropy's kernels (read by the fused stack; Megatron-Core's default: none).
+  CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::none;
 
   /// tp * cp * pp * dp, computed at 64 bits and saturated at INT_MAX (validate() bounds it far below).
   int gpus() const {
@@ -133,6 +142,7 @@ std::string_view to_string(Fp8Recipe r);
 std::string_view to_string(CpComm c);
 std::string_view to_string(MoeDispatcher d);
 std::string_view to_string(OptimizerImpl o);
+std::string_view to_string(CrossEntropyFusion c);
 
 /// LoRA target modules (Plan::lora_modules bits), in text-form order.
 inline constexpr int kLoraQkv = 1, kLoraProj = 2, kLoraFc1 = 4, kLoraFc2 = 8;

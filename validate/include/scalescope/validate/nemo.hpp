@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "scalescope/models/attention_backend.hpp"
 #include "scalescope/models/model_spec.hpp"
 #include "scalescope/models/plan.hpp"
 #include "scalescope/sim/simulator.hpp"
@@ -72,6 +73,13 @@ double measured_tokens_per_s(const NemoRow& row, const models::ModelSpec& spec);
 
 /// The catalog or validation/nemo/models file of a row's model, with the row's sequence length.
 Expected<models::ModelSpec> nemo_model(const NemoRow& row, const std::filesystem::path& data_dir);
+
+/// The cross entropy the row's configuration ran (Megatron-Core's cross_entropy_loss_fusion and its implementation):
+/// Megatron-Bridge's recipes set it with Transformer Engine's kernel (te); NeMo-Framework-Launcher 24.07's training
+/// configs set it (native, the only one Megatron-Core had then) for Llama 3 and Nemotron 8B / 22B and leave it out
+/// for GPT-3, Llama 2 and Nemotron-340B, and NeMo 1.0 passes the key through to Megatron-Core, whose default is off
+/// (none); the 24.03 long-sequence rows predate the option (none).
+models::CrossEntropyFusion nemo_cross_entropy_fusion(const NemoRow& row);
 
 /// The plan as NeMo / Megatron-Bridge ran the row (header comment).
 models::Plan nemo_plan(const NemoRow& row, const models::ModelSpec& spec);
@@ -117,6 +125,9 @@ struct NemoOptions {
   /// time per layer (scalescope.host_dispatch/1 files, e.g. validation/nemo/megatron-core-host/): the built-in fused
   /// stack has none, so the main prediction assumes a host that is never behind the GPU.
   std::string host_cost, moe_host_cost;
+  /// The attention kernel the rows' Transformer Engine runs: flash (the profile's FlashAttention rows) or cudnn
+  /// (cuDNN's fused attention, which TE selects on Hopper from 1.7 on when both are available: validation/session39).
+  models::AttentionBackend attention = models::AttentionBackend::flash;
   int threads = 2;
   /// Calibration for the DeepSeek-V3 report check on H800 (empty: not run).
   std::string deepseek_v3_calibration = "h100-gpu";
