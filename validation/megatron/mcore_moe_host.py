@@ -121,6 +121,13 @@ def timed(model, shape, vocab, steps, warmup=3):
             "step_s": statistics.median(whole)}
 
 
+def write_json(path, obj):
+    """Writes `obj` to `path` atomically (a temporary file renamed over it)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def busy_union(events):
     """Union length (us) of [ts, ts + dur) intervals."""
     iv = sorted((e["ts"], e["ts"] + e["dur"]) for e in events)
@@ -138,7 +145,9 @@ def busy_union(events):
     return total
 
 
-def profiled(model, shape, vocab, layers, trace_out):
+def profile_step(model, shape, vocab, trace_out):
+    """Two unprofiled steps, then one under torch.profiler (CPU and CUDA): its Chrome trace as a dict, also written
+    gzipped to `trace_out` when given."""
     from torch.profiler import ProfilerActivity, profile
     ids, pos, labels = inputs(*shape, vocab)
     for _ in range(2):
@@ -153,6 +162,11 @@ def profiled(model, shape, vocab, layers, trace_out):
         if trace_out:
             with open(path, "rb") as f, gzip.open(trace_out, "wb") as g:
                 g.write(f.read())
+    return doc
+
+
+def profiled(model, shape, vocab, layers, trace_out):
+    doc = profile_step(model, shape, vocab, trace_out)
     ev = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"]
     gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     syncs = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("name") in SYNC_CALLS]
@@ -212,10 +226,7 @@ def main():
         res["busy"]["gpu_idle_s"] = res["busy"]["step_s"] - res["busy"]["gpu_busy_s"]
     res["cuda_max_allocated_GiB"] = torch.cuda.max_memory_allocated() / 2**30
     print(json.dumps(res, indent=1), flush=True)
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(res, f, indent=1)
-    os.replace(tmp, a.out)
+    write_json(a.out, res)
     torch.distributed.destroy_process_group()
 
 

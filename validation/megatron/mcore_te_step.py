@@ -20,13 +20,9 @@ cross_entropy_loss_fusion as the case says (Megatron-Core's default: off).
 """
 import argparse
 import collections
-import gzip
-import json
 import os
 import platform
-import statistics
 import sys
-import tempfile
 
 import torch
 import torch.nn.functional as F
@@ -48,7 +44,7 @@ CUDNN_LIBRARY = use_torchs_cudnn()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import mcore_moe_host as mh  # noqa: E402  (init_megatron, inputs, timed, busy_union)
+import mcore_moe_host as mh  # noqa: E402  (init_megatron, inputs, timed, busy_union, write_json)
 
 # The rows' layers (validation/nemo/models and the catalog's llama2-7b, llama3-8b), vocabularies padded to 128 as
 # Megatron pads them.
@@ -121,20 +117,7 @@ def kernels_of(doc):
 
 
 def profiled(net, shape, vocab, trace_out):
-    from torch.profiler import ProfilerActivity, profile
-    ids, pos, labels = mh.inputs(*shape, vocab)
-    for _ in range(2):
-        mh.one_step(net, ids, pos, labels, False)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        mh.one_step(net, ids, pos, labels, False)
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            doc = json.load(f)
-        if trace_out:
-            with open(path, "rb") as f, gzip.open(trace_out, "wb") as g:
-                g.write(f.read())
+    doc = mh.profile_step(net, shape, vocab, trace_out)
     gpu = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"
            and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     return {"gpu_busy_s": mh.busy_union(gpu) * 1e-6, "kernels": kernels_of(doc)}
@@ -189,10 +172,7 @@ def main():
         res["host_timings"] = {str(n): t[n] for n in (l1, l2)}
         res["host_per_layer_s"] = {k: (t[l2][k] - t[l1][k]) / (l2 - l1) for k in ("forward_s", "backward_s", "step_s")}
         print("host per layer", res["host_per_layer_s"], flush=True)
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(res, f, indent=1)
-    os.replace(tmp, a.out)
+    mh.write_json(a.out, res)
     torch.distributed.destroy_process_group()
 
 

@@ -155,26 +155,22 @@ def cmd_shapes(a):
                         seen.add(key)
                         doc["gemm"].append(g)
                 doc["attention"] += [x for x in d["attention"] if x not in doc["attention"]]
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(a.out + ".tmp", a.out)
+    write_atomic(a.out, json.dumps(doc, indent=1))
     print(f"{a.out}: {len(doc['gemm'])} GEMM shapes x {len(doc['dtypes'])} dtypes, {len(doc['attention'])} attention")
 
 
 def cmd_lease(a):
     pred = json.load(open(a.predictions))
-    h100 = "NVIDIA H100 80GB HBM3"
+    shipped = {"NVIDIA H100 80GB HBM3": "h100-gpu", "NVIDIA H200": "h200-gpu"}[a.gpu]
     with tempfile.TemporaryDirectory() as tmp:
         cases = SETS[pred.get("set", 1)]
         for name, e in pred["cases"].items():
             model = model_file(name, tmp, cases)
-            e[h100]["cudnn-lease"] = simulate(a.bin, model, GPUS[h100], e["plan"],
-                                              ["--attention", "cudnn", "--calibration", f"{a.profile},h100-gpu"])
-    pred["variants"]["cudnn-lease"] = f"--attention cudnn --calibration {a.profile},h100-gpu"
+            e[a.gpu]["cudnn-lease"] = simulate(a.bin, model, GPUS[a.gpu], e["plan"],
+                                               ["--attention", "cudnn", "--calibration", f"{a.profile},{shipped}"])
+    pred["variants"]["cudnn-lease"] = f"--attention cudnn --calibration {a.profile},{shipped}"
     pred["lease_commit"] = commit()
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(pred, f, indent=1)
-    os.replace(a.out + ".tmp", a.out)
+    write_atomic(a.out, json.dumps(pred, indent=1))
 
 
 def cmd_cases(a):
@@ -208,13 +204,29 @@ def cmd_predict(a):
             h = e["NVIDIA H100 80GB HBM3"]
             print(f"{name:40s} H100 fwd+bwd " + ", ".join(f"{v} {h[v]['fwd_bwd_s']*1e3:7.2f} ms" for v in variants),
                   flush=True)
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(a.out + ".tmp", a.out)
+    write_atomic(a.out, json.dumps(doc, indent=1))
 
 
 def err(pred, meas):
     return pred / meas - 1.0
+
+
+def write_atomic(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def finish(out, errs, a):
+    """The summary lines of each variant's errors; prints the report and writes it to --out."""
+    for k, v in errs.items():
+        if v:
+            out.append(f"- {k}: median |error| {statistics.median(abs(x) for x in v):.1%}, worst "
+                       f"{max(v, key=abs):+.1%} (n = {len(v)})")
+    text = "\n".join(out) + "\n"
+    print(text)
+    if a.out:
+        write_atomic(a.out, text)
 
 
 def cmd_report(a):
@@ -239,7 +251,7 @@ def cmd_report(a):
         rows.append(f"| {name} | {m['gpu'].replace('NVIDIA ', '')} | {wall*1e3:.2f} | {busy*1e3:.2f} | "
                     f"{p['default']['compute_s']*1e3:.2f} ({ed:+.1%}) | {p['cudnn']['compute_s']*1e3:.2f} ({ec:+.1%}) | "
                     f"{p['host']['fwd_bwd_s']*1e3:.2f} ({eh:+.1%}) | {'' if host is None else f'{host*1e3:.2f}'} |")
-    out = [f"# Session 39: the fused stack against Megatron-Core + Transformer Engine on one GPU",
+    out = ["# Session 39: the fused stack against Megatron-Core + Transformer Engine on one GPU",
            "", f"Predictions: commit {pred['commit']} ({pred['predicted_utc']}), {pred['layers']} layers per case.",
            "GPU busy = the union of kernel, copy and memset intervals of one profiled step (forward + backward); "
            "the fused stack's compute is compared with it, its wall time with Megatron-Core's local-spec host time "
@@ -247,16 +259,7 @@ def cmd_report(a):
            "| case | GPU | measured step ms | GPU busy ms | fused (flash rows) | fused, cuDNN attention | "
            "with local-spec host time, wall | TE host ms per layer |", "|---|---|---:|---:|---:|---:|---:|---:|"] + rows
     out.append("")
-    for k, v in errs.items():
-        if v:
-            out.append(f"- {k}: median |error| {statistics.median(abs(x) for x in v):.1%}, worst "
-                       f"{max(v, key=abs):+.1%} (n = {len(v)})")
-    text = "\n".join(out) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(a.out + ".tmp", a.out)
+    finish(out, errs, a)
 
 
 def report2(a, pred):
@@ -289,16 +292,7 @@ def report2(a, pred):
            "GPU busy = the union of kernel, copy and memset intervals of one profiled step (forward + backward).", "",
            f"| case | GPU | measured step ms | GPU busy ms | {head} |", "|---|---|---:|---:|" + "---:|" * len(variants)]
     out += rows + [""]
-    for v, x in errs.items():
-        if x:
-            out.append(f"- {v}: median |error| {statistics.median(abs(y) for y in x):.1%}, worst "
-                       f"{max(x, key=abs):+.1%} (n = {len(x)})")
-    text = "\n".join(out) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(a.out + ".tmp", a.out)
+    finish(out, errs, a)
 
 
 def main():
@@ -317,6 +311,7 @@ def main():
     le = sub.add_parser("lease")
     le.add_argument("--predictions", required=True)
     le.add_argument("--profile", required=True, help="the lease's scalescope-calibrate GEMM profile")
+    le.add_argument("--gpu", choices=sorted(GPUS), default="NVIDIA H100 80GB HBM3", help="the lease's GPU")
     le.add_argument("-o", "--out", required=True)
     le.add_argument("--bin", default="build-core/cli/scalescope")
     r = sub.add_parser("report")
