@@ -47,6 +47,13 @@ DenseStackBox::DenseStackBox(QWidget* parent) : QGroupBox("Dense stack (Megatron
   overlap_grad_ = check("Overlap gradient reduction with backward (overlap_grad_reduce)");
   overlap_param_ = check("Gather parameters during the next forward (overlap_param_gather, zero >= 1)");
   tp_overlap_ = check("Overlap TP/SP collectives with GEMMs (tp_comm_overlap, needs sp)");
+  cross_entropy_ = combo("Cross entropy (cross_entropy_fusion)", {"none", "native", "te"});
+  cross_entropy_->setToolTip("Megatron-Core's --cross-entropy-loss-fusion / --cross-entropy-fusion-impl: none (its "
+                             "default, unfused fp32 passes over the logits), native (torch.compile'd) or te "
+                             "(Transformer Engine's kernel, Megatron-Bridge's recipes)");
+  optimizer_ = combo("Optimizer step (optimizer_impl)", {"fused", "foreach"});
+  optimizer_->setToolTip("fused: one Adam kernel (Megatron-Core, apex, TE); foreach: torch.optim.AdamW's default "
+                         "(read by the pytorch-eager stack)");
   first_ = spin("First stage layers", 0, 100000, "even");
   last_ = spin("Last stage layers", 0, 100000, "even");
   flags_ = new QLineEdit;
@@ -71,6 +78,8 @@ void DenseStackBox::set_plan(const models::Plan& p) {
   overlap_grad_->setChecked(p.overlap);
   overlap_param_->setChecked(p.overlap_param_gather);
   tp_overlap_->setChecked(p.tp_comm_overlap);
+  cross_entropy_->setCurrentText(qs(models::to_string(p.cross_entropy_fusion)));
+  optimizer_->setCurrentText(qs(models::to_string(p.optimizer_impl)));
   first_->setValue(p.first_stage_layers);
   last_->setValue(p.last_stage_layers);
   loading_ = false;
@@ -80,11 +89,15 @@ void DenseStackBox::apply(models::Plan& p) const {
   // The text form parses each choice (one place that knows the names).
   const std::string text = "gbs=1,cp_comm=" + cp_comm_->currentText().toStdString() +
                            ",precision=" + precision_->currentText().toStdString() +
-                           ",fp8_recipe=" + recipe_->currentText().toStdString();
+                           ",fp8_recipe=" + recipe_->currentText().toStdString() +
+                           ",cross_entropy_fusion=" + cross_entropy_->currentText().toStdString() +
+                           ",optimizer_impl=" + optimizer_->currentText().toStdString();
   if (auto parsed = models::parse_plan(text)) {
     p.cp_comm = parsed->cp_comm;
     p.precision = parsed->precision;
     p.fp8_recipe = parsed->fp8_recipe;
+    p.cross_entropy_fusion = parsed->cross_entropy_fusion;
+    p.optimizer_impl = parsed->optimizer_impl;
   }
   p.cp = cp_->value();
   p.fp8_params = fp8_params_->isChecked();

@@ -98,7 +98,11 @@ class PlanEditorTest : public QObject {
     s.plan.overlap_param_gather = true;
     s.plan.tp_comm_overlap = true;
     s.plan.cp_comm = models::CpComm::a2a;
+    s.plan.cross_entropy_fusion = models::CrossEntropyFusion::te;
+    s.plan.optimizer_impl = models::OptimizerImpl::foreach;
     tab.set_session(s);
+    QCOMPARE(tab.dense_box()->cross_entropy_box()->currentText(), QString("te"));
+    QCOMPARE(tab.dense_box()->optimizer_box()->currentText(), QString("foreach"));
     QVERIFY(tab.session().plan == s.plan);
     QVERIFY2(tab.plan_error().isEmpty(), qPrintable(tab.plan_error()));
     QVERIFY(tab.status_text().contains("x cp 2"));
@@ -172,9 +176,13 @@ class PlanEditorTest : public QObject {
     tab.set_session(s);
     tab.dense_box()->megatron_line()->setText(
         "--nnodes 8 --nproc-per-node 8 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 --bf16 "
-        "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --global-batch-size 128");
+        "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --global-batch-size 128 "
+        "--cross-entropy-loss-fusion");
     QVERIFY2(tab.import_megatron_flags(), qPrintable(errors.last()));
     const models::Plan p = tab.session().plan;
+    // --cross-entropy-loss-fusion without --cross-entropy-fusion-impl: Megatron-Core's native implementation.
+    QCOMPARE(p.cross_entropy_fusion, models::CrossEntropyFusion::native);
+    QCOMPARE(tab.dense_box()->cross_entropy_box()->currentText(), QString("native"));
     QCOMPARE(p.tp, 4);
     QCOMPARE(p.pp, 8);
     QCOMPARE(p.dp, 2);  // 64 GPUs / (4 x 8)

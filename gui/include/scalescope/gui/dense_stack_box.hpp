@@ -28,6 +28,8 @@ class DenseStackBox : public QGroupBox {
   QSpinBox* cp_box() const { return cp_; }
   QComboBox* precision_box() const { return precision_; }
   QLineEdit* megatron_line() const { return flags_; }
+  QComboBox* cross_entropy_box() const { return cross_entropy_; }
+  QComboBox* optimizer_box() const { return optimizer_; }
 
  signals:
   void changed();
@@ -36,7 +38,7 @@ class DenseStackBox : public QGroupBox {
 
  private:
   QSpinBox *cp_, *first_, *last_;
-  QComboBox *cp_comm_, *precision_, *recipe_;
+  QComboBox *cp_comm_, *precision_, *recipe_, *cross_entropy_, *optimizer_;
   QCheckBox *fp8_params_, *grad32_, *overlap_grad_, *overlap_param_, *tp_overlap_;
   QLineEdit* flags_;
   bool loading_ = false;
