@@ -37,7 +37,7 @@ if [ "${CALIBRATE:-0}" = 1 ]; then
   echo "== $(date -u +%T) scalescope-calibrate, the cases' GEMMs" | tee -a $LOG
   tar xJf build-lease/devbin.txz && cp devbin/COMMIT $D/devbin-commit.txt
   SCALESCOPE_CALIBRATE_BIN=devbin/scalescope-calibrate timeout 300 bash calibrate/gpu/run_on_device.sh \
-    $D/lease-gemm.json 200 --gpus 1 --sections gemm --gemm-grid none --gemm-dtypes bf16,fp8_e4m3,fp8_e4m3_fast \
+    $D/lease-gemm.json "${CAL_BUDGET:-200}" --gpus 1 --sections gemm --gemm-grid none --gemm-dtypes bf16,fp8_e4m3,fp8_e4m3_fast \
     --gemm-shapes validation/session39/gemm-shapes.json > /dev/null 2>&1
   echo "scalescope-calibrate exit $?" | tee -a $LOG
   tail -3 $D/lease-gemm.log 2>/dev/null | tee -a $LOG
