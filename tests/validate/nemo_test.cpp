@@ -101,6 +101,13 @@ TEST(Nemo, PlansAsNemoRanThem) {
   EXPECT_EQ(q.vpp, 20);
   // Megatron-FSDP rows run as ZeRO-3.
   EXPECT_EQ(nemo_plan(find(rows, "bridge-25.11", "LLAMA3_8B"), spec).zero, 3);
+  // The cross entropy each row's configuration ran: Megatron-Bridge's recipes set TE's kernel; NeMo-Framework-
+  // Launcher 24.07's llama3_70b.yaml sets cross_entropy_loss_fusion (native, Megatron-Core 0.8's only one) and its
+  // llama2_70b.yaml leaves it out (Megatron-Core's default: off); the 24.03 long-sequence rows predate it.
+  EXPECT_EQ(p.cross_entropy_fusion, models::CrossEntropyFusion::te);
+  EXPECT_EQ(q.cross_entropy_fusion, models::CrossEntropyFusion::none);
+  EXPECT_EQ(nemo_cross_entropy_fusion(find(rows, "nemo-24.07", "LLAMA3-70B")), models::CrossEntropyFusion::native);
+  EXPECT_EQ(nemo_cross_entropy_fusion(find(rows, "nemo-longseq-24.03", "LLAMA2-7B")), models::CrossEntropyFusion::none);
 }
 
 TEST(Nemo, EveryPublishedMoeRowIsAValidPlan) {
