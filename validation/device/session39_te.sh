@@ -20,7 +20,7 @@ tar xJf build-lease/te/site.tar.xz -C $D/site || { echo "bundle did not unpack" 
 # Transformer Engine looks for cuDNN, NVRTC and cuRAND in the system first: point it at the lease's torch wheels' own
 # (cuDNN: mcore_te_step.py points it at the file torch loaded).
 NV=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia"))')
-export NVRTC_HOME=$NV/cu13 CURAND_HOME=$NV/cu13 CUDNN_HOME=$NV/cudnn
+export NVRTC_HOME=$NV/cu13 CURAND_HOME=$NV/cu13
 # cuDNN loads its sub-libraries by name: find torch's 9.19 before the system's 9.14 (/usr/lib/x86_64-linux-gnu).
 export LD_LIBRARY_PATH=$NV/cudnn/lib:$NV/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 { echo "cuDNN files:"; timeout 20 find / -xdev -name "libcudnn.so*" 2>/dev/null | head -20

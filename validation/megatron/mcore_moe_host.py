@@ -111,12 +111,14 @@ def one_step(model, ids, pos, labels, mid_sync):
     return t1 - t0, t2 - t1, t2 - t0
 
 
-def timed(model, shape, vocab, steps, warmup=3):
+def timed(model, shape, vocab, steps, warmup=3, step=None):
+    """Forward / backward / step medians of `steps` steps after `warmup`; `step` replaces one_step (same arguments)."""
+    run = step or one_step
     ids, pos, labels = inputs(*shape, vocab)
     for _ in range(warmup):
-        one_step(model, ids, pos, labels, True)
-    split = [one_step(model, ids, pos, labels, True) for _ in range(steps)]
-    whole = [one_step(model, ids, pos, labels, False)[2] for _ in range(steps)]
+        run(model, ids, pos, labels, True)
+    split = [run(model, ids, pos, labels, True) for _ in range(steps)]
+    whole = [run(model, ids, pos, labels, False)[2] for _ in range(steps)]
     return {"forward_s": statistics.median(x[0] for x in split), "backward_s": statistics.median(x[1] for x in split),
             "step_s": statistics.median(whole)}
 
@@ -145,15 +147,16 @@ def busy_union(events):
     return total
 
 
-def profile_step(model, shape, vocab, trace_out):
+def profile_step(model, shape, vocab, trace_out, step=None):
     """Two unprofiled steps, then one under torch.profiler (CPU and CUDA): its Chrome trace as a dict, also written
-    gzipped to `trace_out` when given."""
+    gzipped to `trace_out` when given; `step` replaces one_step."""
+    run = step or one_step
     from torch.profiler import ProfilerActivity, profile
     ids, pos, labels = inputs(*shape, vocab)
     for _ in range(2):
-        one_step(model, ids, pos, labels, False)
+        run(model, ids, pos, labels, False)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        one_step(model, ids, pos, labels, False)
+        run(model, ids, pos, labels, False)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "trace.json")
         prof.export_chrome_trace(path)
