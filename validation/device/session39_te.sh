@@ -4,7 +4,8 @@
 # validation/megatron/mcore_te_step.py's step time, GPU busy time and kernels, and for the Llama 2 cases the host time
 # per layer. The bundle (build-lease/te/site.tar.xz, made here by validation/device/te_bundle.sh) is carried:
 #   run: bash validation/device/session39_te.sh   (carry build-lease/te)   ->   $OUT/te39.tar.gz
-# SET=2 runs the second set (te_check.py --set 2); CASES="name ..." runs some of them. CALIBRATE=1 first times the
+# SET=2 runs the second set (te_check.py --set 2), SET="3 2" the third then the second; CASES="name ..." runs some
+# of them. CALIBRATE=1 first times the
 # cases' GEMMs with scalescope-calibrate (carry build-lease/devbin.txz too; validation/session39/gemm-shapes.json):
 # $D/lease-gemm.json, the lease's own GEMM rates. About 4 minutes on an H100, 2 more with CALIBRATE=1.
 set -uo pipefail
@@ -43,9 +44,13 @@ if [ "${CALIBRATE:-0}" = 1 ]; then
   tail -3 $D/lease-gemm.log 2>/dev/null | tee -a $LOG
   pack
 fi
-python3 validation/session39/te_check.py cases --set "${SET:-1}" > $D/cases.txt
+# SET may name several sets ("3 2"): run in that order. A case is not started once the call has run STOP_AFTER
+# seconds (default 480: a call may last 600), so that what ran still comes back.
+: > $D/cases.txt
+for set in ${SET:-1}; do python3 validation/session39/te_check.py cases --set "$set" >> $D/cases.txt; done
 while read -r name args; do
   if [ -n "${CASES:-}" ] && [[ " $CASES " != *" $name "* ]]; then continue; fi
+  if [ "$SECONDS" -gt "${STOP_AFTER:-480}" ]; then echo "== $name not started: $SECONDS s into the call" | tee -a $LOG; continue; fi
   echo "== $(date -u +%T) $name" | tee -a $LOG
   # shellcheck disable=SC2086
   timeout 200 python3 validation/megatron/mcore_te_step.py $args --out $D/$name.json \
@@ -53,7 +58,7 @@ while read -r name args; do
   rc=$?
   echo "$name exit $rc" | tee -a $LOG
   [ $rc -ne 0 ] && tail -25 $D/$name.log | tee -a $LOG
-  grep -E "^(llama|gpt3|nemotron)|host per layer" $D/$name.log | tee -a $LOG
+  grep -E "^(llama|gpt3|nemotron|qwen3)|host per layer" $D/$name.log | tee -a $LOG
   pack
 done < $D/cases.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >> $D/environment.txt 2>&1

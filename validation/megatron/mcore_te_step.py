@@ -11,7 +11,9 @@ Each case is one of the rows' layers at a one-GPU shape (tp = pp = 1), a few lay
         step under torch.profiler: GPU busy time, the kernels (name, count, total time) and the gzipped trace
   host  at 1 x 64 tokens (the GPU idles) the wall time of models of L1 and L2 layers: per layer = the difference /
         (L2 - L1), the host time Megatron-Core + TE take to issue one layer (scalescope.host_dispatch/1's module)
-One JSON per case (--out).
+One JSON per case (--out). The MoE models (session 40, issue 21) are one EP rank's layer on one GPU: its local experts,
+its tokens, no all-to-all; the profiled step also counts the host's synchronisations with the GPU (the first and
+the last are the step's own torch.cuda.synchronize).
 
 Settings as Megatron-Core defaults unless a row's recipe says otherwise: TE's fused attention (the backend TE picks
 is read from the kernel names), bias + activation and RoPE fusions on, gradient_accumulation_fusion off (it needs
@@ -69,6 +71,15 @@ MODELS = {
                        vocab=32000, pos="rope"),
     "llama3-70b": dict(hidden=8192, heads=64, groups=8, ffn=28672, act="swiglu", norm="RMSNorm", bias=False,
                        vocab=128256, pos="rope", rotary_base=500000),
+    # Session 40 (issue 21): the MoE layers of the Megatron-Bridge Qwen3 rows, each with 16 experts: the experts one
+    # rank of EP 8 holds of Qwen3-30B-A3B's 128, or of EP 8 of Qwen3-235B-A22B's (its rows run EP 32, 4 experts, with
+    # TP 2; at top-8 one GPU needs at least 8 experts). Attention with QK RMSNorm, no biases, router in fp32.
+    "qwen3-30b-a3b-e16": dict(hidden=2048, heads=32, groups=4, kv_channels=128, ffn=6144, act="swiglu",
+                              norm="RMSNorm", bias=False, vocab=151936, pos="rope", rotary_base=1000000, qk_norm=True,
+                              experts=16, topk=8, moe_ffn=768),
+    "qwen3-235b-a22b-e16": dict(hidden=4096, heads=64, groups=4, kv_channels=128, ffn=12288, act="swiglu",
+                                norm="RMSNorm", bias=False, vocab=151936, pos="rope", rotary_base=1000000,
+                                qk_norm=True, experts=16, topk=8, moe_ffn=1536),
 }
 
 
@@ -90,6 +101,19 @@ def config(model, layers, precision, recipe, ce_fusion):
               cross_entropy_fusion_impl="te" if ce_fusion == "te" else "native")
     if m["act"] == "gelu" and not m["bias"]:
         kw["bias_activation_fusion"] = False
+    if "kv_channels" in m:
+        kw["kv_channels"] = m["kv_channels"]
+    if m.get("qk_norm"):
+        kw["qk_layernorm"] = True
+    if "experts" in m:
+        # As Megatron-Bridge's Qwen3 MoE recipes and NVIDIA's benchmark runs: TE's grouped GEMM (TEGroupedMLP), the
+        # fused permutation and router, balanced routing forced (the rows' "dropless with balanced gating"), the
+        # aux-loss router in fp32; the alltoall dispatcher, which with EP 1 permutes and never communicates. No CUDA
+        # graphs (the recipes capture some modules; not run here).
+        kw.update(num_moe_experts=m["experts"], moe_router_topk=m["topk"], moe_ffn_hidden_size=m["moe_ffn"],
+                  moe_token_dispatcher_type="alltoall", moe_grouped_gemm=True,
+                  moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-3, moe_router_dtype="fp32",
+                  moe_router_force_load_balancing=True, moe_permute_fusion=True, moe_router_fusion=True)
     if precision == "fp8":
         kw.update(fp8="hybrid", fp8_recipe=recipe)
         if recipe == "delayed":  # NeMo 1.0's recipe settings (the 24.07 rows)
@@ -102,7 +126,12 @@ def build(model, layers, seq, precision, recipe, ce_fusion):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_with_transformer_engine_spec
     m = MODELS[model]
     cfg = config(model, layers, precision, recipe, ce_fusion)
-    spec = get_gpt_layer_with_transformer_engine_spec()
+    if "experts" in m:
+        # The MoE auxiliary-loss tracker is sized by the first model's layer count: start it again for each model.
+        import megatron.core.transformer.moe.moe_utils as moe_utils
+        moe_utils._MOE_LAYER_WISE_LOGGING_TRACKER.clear()
+    spec = get_gpt_layer_with_transformer_engine_spec(num_experts=m.get("experts"), moe_grouped_gemm="experts" in m,
+                                                      qk_layernorm=m.get("qk_norm", False))
     net = GPTModel(config=cfg, transformer_layer_spec=spec, vocab_size=m["vocab"], max_sequence_length=seq,
                    position_embedding_type=m["pos"], rotary_percent=m.get("rotary_percent", 1.0),
                    rotary_base=m.get("rotary_base", 10000), share_embeddings_and_output_weights=model == "gpt3-5b")
@@ -127,7 +156,10 @@ def profiled(net, shape, vocab, trace_out):
     doc = mh.profile_step(net, shape, vocab, trace_out, step=training_step)
     gpu = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"
            and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    return {"gpu_busy_s": mh.busy_union(gpu) * 1e-6, "kernels": kernels_of(doc)}
+    syncs = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
+             and e.get("name") in mh.SYNC_CALLS]
+    return {"gpu_busy_s": mh.busy_union(gpu) * 1e-6, "kernels": kernels_of(doc), "host_syncs": len(syncs),
+            "host_sync_wait_s": sum(e["dur"] for e in syncs) * 1e-6}
 
 
 def main():

@@ -9,6 +9,8 @@ Two sets, each predicted before it was measured (--set, default 1):
   2  seven new cases: two models never run (Llama 2 13B, Llama 3 70B's layer), new shapes, the three cross-entropy
      implementations, bf16 with dropout (predictions2.json, by the code that models cross_entropy_fusion;
      measured in validation/session39/h100-set2)
+  3  four MoE cases (session 40, issue 21): the Megatron-Bridge Qwen3 rows' MoE layers with 16 local experts, TE's
+     grouped GEMM, fused permutation and router (validation/session40/predictions3.json)
 
   cases    print one line per case: NAME and mcore_te_step.py's arguments (validation/device/session39_te.sh reads them)
   predict  python3 validation/session39/te_check.py predict --out validation/session39/predictions.json
@@ -81,7 +83,26 @@ CASES2 = {
     "llama2-7b-bf16-1x8192": ("--model llama2-7b --precision bf16 --shape 1x8192", "models/catalog/llama2-7b.json",
                               None, "precision=mixed,cross_entropy_fusion=none"),
 }
-SETS = {1: CASES, 2: CASES2}
+# Set 3 (session 40, issue 21): the MoE layers of the Megatron-Bridge Qwen3 rows with TE's grouped GEMM, fused
+# permutation and router (mcore_te_step.py's qwen3-* models: 16 local experts, EP 1 on one GPU, balanced routing),
+# Transformer Engine's cross entropy as the recipes set it. The third field overrides the catalog model's keys.
+MOE_PLAN = "cross_entropy_fusion=te,moe_dispatcher=alltoall"
+CASES3 = {
+    "qwen3-30b-e16-fp8-tensorwise-1x4096": ("--model qwen3-30b-a3b-e16 --precision fp8 --recipe tensorwise --ce-fusion te "
+                                            "--shape 1x4096 --host-layers 2,6", "models/catalog/qwen3-30b-a3b.json",
+                                            {"experts": 16}, f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+    "qwen3-30b-e16-fp8-tensorwise-2x4096": ("--model qwen3-30b-a3b-e16 --precision fp8 --recipe tensorwise --ce-fusion te "
+                                            "--shape 2x4096", "models/catalog/qwen3-30b-a3b.json", {"experts": 16},
+                                            f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+    "qwen3-30b-e16-bf16-1x4096": ("--model qwen3-30b-a3b-e16 --precision bf16 --ce-fusion te --shape 1x4096 "
+                                  "--host-layers 2,6", "models/catalog/qwen3-30b-a3b.json", {"experts": 16},
+                                  f"precision=mixed,{MOE_PLAN}"),
+    "qwen3-235b-e16-fp8-tensorwise-1x4096": ("--model qwen3-235b-a22b-e16 --precision fp8 --recipe tensorwise "
+                                             "--ce-fusion te --shape 1x4096 --host-layers 2,6",
+                                             "models/catalog/qwen3-235b-a22b.json", {"experts": 16},
+                                             f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+}
+SETS = {1: CASES, 2: CASES2, 3: CASES3}
 LAYERS = 4
 GPUS = {"NVIDIA H100 80GB HBM3": "dgx-h100-8", "NVIDIA H200": "hgx-h200-8"}
 HOST_COST = "validation/nemo/megatron-core-host/dense.json"
@@ -89,6 +110,11 @@ VARIANTS = {"default": [], "cudnn": ["--attention", "cudnn"], "host": ["--host-c
 # Set 2: cuDNN attention (the kernel TE ran in set 1) is the primary prediction; `default` (the profile's flash
 # rows) and `old` (session 38's binary and stack, which know no cross_entropy_fusion) are the controls.
 VARIANTS2 = {"cudnn": ["--attention", "cudnn"], "default": [], "old": []}
+# Set 3: cuDNN attention primary; `host` adds Megatron-Core's local-spec MoE host time per layer (session 28, an H200
+# lease's CPU), against the measured wall time.
+MOE_HOST_COST = "validation/nemo/megatron-core-host/moe.json"
+VARIANTS3 = {"cudnn": ["--attention", "cudnn"], "default": [],
+             "host": ["--attention", "cudnn", "--host-cost", MOE_HOST_COST]}
 
 
 def commit():
@@ -105,13 +131,14 @@ def layers_of(args):
 
 
 def model_file(name, tmp, cases=CASES):
-    args, path, vocab, _ = cases[name]
+    args, path, override, _ = cases[name]
     with open(os.path.join(ROOT, path)) as f:
         m = json.load(f)
     m["layers"] = layers_of(args)
     m["seq_len"] = shape_of(args)[1]
-    if vocab:
-        m["vocab"] = vocab
+    if isinstance(override, int):  # sets 1 and 2: the vocabulary
+        override = {"vocab": override}
+    m.update(override or {})
     m["name"] = f"{m['name']}-l{m['layers']}"
     out = os.path.join(tmp, name + ".json")
     with open(out, "w") as f:
@@ -137,7 +164,7 @@ def cmd_shapes(a):
     doc = None
     seen = set()
     with tempfile.TemporaryDirectory() as tmp:
-        for cases in (CASES2, CASES):  # set 2's first: a calibration cut short by its time budget keeps them
+        for cases in (CASES3, CASES2, CASES):  # the newest set first: a calibration cut short by its budget keeps them
             for name, (args, *_r) in cases.items():
                 b, s = shape_of(args)
                 cmd = [a.bin, "calibrate", "shapes", "--model", model_file(name, tmp, cases), "--mbs", str(b), "--seq",
@@ -179,7 +206,7 @@ def cmd_cases(a):
 
 
 def cmd_predict(a):
-    cases, variants = SETS[a.set], VARIANTS if a.set == 1 else VARIANTS2
+    cases, variants = SETS[a.set], {1: VARIANTS, 2: VARIANTS2, 3: VARIANTS3}[a.set]
     if a.set == 2 and not a.control_bin:
         sys.exit("te_check.py: --set 2 needs --control-bin (session 38's binary, the `old` variant)")
     doc = {"schema": "scalescope.te-check/1", "set": a.set, "commit": commit(), "layers": LAYERS,
@@ -233,6 +260,8 @@ def cmd_report(a):
     pred = json.load(open(a.predictions))
     if pred.get("set", 1) == 2:
         return report2(a, pred)
+    if pred.get("set", 1) == 3:
+        return report3(a, pred)
     rows, errs = [], {"default": [], "cudnn": [], "host": []}
     for name, e in pred["cases"].items():
         path = os.path.join(a.measured, name + ".json")
@@ -295,13 +324,49 @@ def report2(a, pred):
     finish(out, errs, a)
 
 
+def report3(a, pred):
+    """Set 3 (MoE): GPU busy time against the compute predictions, the wall time against the prediction with the
+    local-spec host time, and TE's measured host time per MoE layer beside the local spec's."""
+    local = json.load(open(os.path.join(ROOT, MOE_HOST_COST)))["per_layer_microbatch_s"]["module"]
+    rows, errs = [], {"cudnn": [], "default": [], "host": []}
+    for name, e in pred["cases"].items():
+        path = os.path.join(a.measured, name + ".json")
+        if not os.path.exists(path):
+            rows.append(f"| {name} | not measured |" + " |" * 8)
+            continue
+        m = json.load(open(path))
+        p = e[m["gpu"]]
+        busy, wall = m["step"]["gpu_busy_s"], m["step"]["step_s"]
+        cells = []
+        for v, meas in (("cudnn", busy), ("default", busy)):
+            x = err(p[v]["compute_s"], meas)
+            errs[v].append(x)
+            cells.append(f"{p[v]['compute_s']*1e3:.2f} ({x:+.1%})")
+        x = err(p["host"]["fwd_bwd_s"], wall)
+        errs["host"].append(x)
+        cells.append(f"{p['host']['fwd_bwd_s']*1e3:.2f} ({x:+.1%})")
+        host = m.get("host_per_layer_s", {}).get("step_s")
+        syncs = m["step"].get("host_syncs", 2) - 2  # less the step's own two torch.cuda.synchronize
+        rows.append(f"| {name} | {m['gpu'].replace('NVIDIA ', '')} | {wall*1e3:.2f} | {busy*1e3:.2f} | "
+                    + " | ".join(cells) + f" | {syncs / pred['layers']:.1f} | "
+                    + ("" if host is None else f"{host*1e3:.2f}") + " |")
+    out = ["# Session 40: the fused stack's MoE layers against Megatron-Core + Transformer Engine on one GPU", "",
+           f"Predictions: commit {pred['commit']} ({pred['predicted_utc']}), {pred['layers']} layers per case.",
+           "GPU busy = the union of kernel, copy and memset intervals of one profiled step (forward + backward). "
+           f"Megatron-Core's local-spec MoE host time per layer ({MOE_HOST_COST}): {local*1e3:.2f} ms.", "",
+           "| case | GPU | measured step ms | GPU busy ms | fused, cuDNN attention (primary) | fused, flash rows | "
+           "with local-spec host time, wall | host syncs per layer | TE host ms per MoE layer |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"] + rows + [""]
+    finish(out, errs, a)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cases")
-    c.add_argument("--set", type=int, choices=(1, 2), default=1)
+    c.add_argument("--set", type=int, choices=sorted(SETS), default=1)
     p = sub.add_parser("predict")
-    p.add_argument("--set", type=int, choices=(1, 2), default=1)
+    p.add_argument("--set", type=int, choices=sorted(SETS), default=1)
     p.add_argument("--control-bin", default="", help="set 2: session 38's binary, for the `old` variant")
     p.add_argument("--out", required=True)
     p.add_argument("--bin", default="build-core/cli/scalescope")
