@@ -80,6 +80,12 @@ MODELS = {
     "qwen3-235b-a22b-e16": dict(hidden=4096, heads=64, groups=4, kv_channels=128, ffn=12288, act="swiglu",
                                 norm="RMSNorm", bias=False, vocab=151936, pos="rope", rotary_base=1000000,
                                 qk_norm=True, experts=16, topk=8, moe_ffn=1536),
+    # GPT OSS 120B's layer as Megatron-Bridge's GPT-OSS provider builds it: biases, QuickGELU GLU with offset 1 and
+    # clamp 7, learnable softmax offsets (sinks), a 128-token sliding window on every other layer, 16 of its 128
+    # experts (one EP-8 rank's), top-4, no router fusion (its recipe). RoPE instead of YaRN (the same kernels).
+    "gpt-oss-120b-e16": dict(hidden=2880, heads=64, groups=8, kv_channels=64, ffn=2880, act="quick_geglu",
+                             norm="RMSNorm", bias=True, vocab=201088, pos="rope", rotary_base=150000, experts=16,
+                             topk=4, moe_ffn=2880, sinks=True, window=128, router_fusion=False),
 }
 
 
@@ -87,13 +93,15 @@ def config(model, layers, precision, recipe, ce_fusion):
     """The case's TransformerConfig (built without a GPU: the program's settings can be checked anywhere)."""
     from megatron.core.transformer.transformer_config import TransformerConfig
     from megatron.core.activations import squared_relu
+    from megatron.core.fusions.fused_bias_geglu import quick_gelu
     m = MODELS[model]
-    act = {"swiglu": F.silu, "gelu": F.gelu, "squared_relu": squared_relu}[m["act"]]
+    act = {"swiglu": F.silu, "gelu": F.gelu, "squared_relu": squared_relu, "quick_geglu": quick_gelu}[m["act"]]
     kw = dict(num_layers=layers, hidden_size=m["hidden"], num_attention_heads=m["heads"],
               num_query_groups=m["groups"], ffn_hidden_size=m["ffn"], normalization=m["norm"],
               layernorm_zero_centered_gamma=m.get("zero_centered_gamma", False),
-              add_bias_linear=m["bias"], add_qkv_bias=m["bias"], gated_linear_unit=m["act"] == "swiglu",
-              activation_func=act, bias_activation_fusion=m["act"] in ("swiglu", "gelu"),
+              add_bias_linear=m["bias"], add_qkv_bias=m["bias"],
+              gated_linear_unit=m["act"] in ("swiglu", "quick_geglu"), activation_func=act,
+              bias_activation_fusion=m["act"] in ("swiglu", "gelu", "quick_geglu"),
               bf16=True, params_dtype=torch.bfloat16, pipeline_dtype=torch.bfloat16,
               hidden_dropout=m.get("dropout", 0.0), attention_dropout=m.get("dropout", 0.0),
               apply_rope_fusion=True, gradient_accumulation_fusion=False,
@@ -101,6 +109,12 @@ def config(model, layers, precision, recipe, ce_fusion):
               cross_entropy_fusion_impl="te" if ce_fusion == "te" else "native")
     if m["act"] == "gelu" and not m["bias"]:
         kw["bias_activation_fusion"] = False
+    if m["act"] == "quick_geglu":
+        kw.update(glu_linear_offset=1.0, activation_func_clamp_value=7.0, bias_dropout_fusion=False)
+    if m.get("sinks"):
+        kw["softmax_type"] = "learnable"
+    if "window" in m:  # Bridge's provider: (128, 0), (127, 0) since its March 2026 off-by-one fix
+        kw.update(window_size=(m["window"] - 1, 0), window_attn_skip_freq=2)
     if "kv_channels" in m:
         kw["kv_channels"] = m["kv_channels"]
     if m.get("qk_norm"):
@@ -113,7 +127,8 @@ def config(model, layers, precision, recipe, ce_fusion):
         kw.update(num_moe_experts=m["experts"], moe_router_topk=m["topk"], moe_ffn_hidden_size=m["moe_ffn"],
                   moe_token_dispatcher_type="alltoall", moe_grouped_gemm=True,
                   moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-3, moe_router_dtype="fp32",
-                  moe_router_force_load_balancing=True, moe_permute_fusion=True, moe_router_fusion=True)
+                  moe_router_force_load_balancing=True, moe_permute_fusion=True,
+                  moe_router_fusion=m.get("router_fusion", True))
     if precision == "fp8":
         kw.update(fp8="hybrid", fp8_recipe=recipe)
         if recipe == "delayed":  # NeMo 1.0's recipe settings (the 24.07 rows)

@@ -9,8 +9,8 @@ Two sets, each predicted before it was measured (--set, default 1):
   2  seven new cases: two models never run (Llama 2 13B, Llama 3 70B's layer), new shapes, the three cross-entropy
      implementations, bf16 with dropout (predictions2.json, by the code that models cross_entropy_fusion;
      measured in validation/session39/h100-set2)
-  3  four MoE cases (session 40, issue 21): the Megatron-Bridge Qwen3 rows' MoE layers with 16 local experts, TE's
-     grouped GEMM, fused permutation and router (validation/session40/predictions3.json)
+  3  five MoE cases (session 40, issue 21): the Megatron-Bridge Qwen3 and GPT OSS rows' MoE layers with 16 local
+     experts, TE's grouped GEMM, fused permutation and router (validation/session40/predictions3.json)
 
   cases    print one line per case: NAME and mcore_te_step.py's arguments (validation/device/session39_te.sh reads them)
   predict  python3 validation/session39/te_check.py predict --out validation/session39/predictions.json
@@ -101,6 +101,9 @@ CASES3 = {
                                              "--ce-fusion te --shape 1x4096 --host-layers 2,6",
                                              "models/catalog/qwen3-235b-a22b.json", {"experts": 16},
                                              f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+    "gpt-oss-e16-bf16-1x4096": ("--model gpt-oss-120b-e16 --precision bf16 --ce-fusion te --shape 1x4096 "
+                                "--host-layers 2,6", "models/catalog/gpt-oss-120b.json", {"experts": 16},
+                                f"precision=mixed,{MOE_PLAN}"),
 }
 SETS = {1: CASES, 2: CASES2, 3: CASES3}
 LAYERS = 4
