@@ -5,7 +5,7 @@
 # per layer. The bundle (build-lease/te/site.tar.xz, made here by validation/device/te_bundle.sh) is carried:
 #   run: bash validation/device/session39_te.sh   (carry build-lease/te)   ->   $OUT/te39.tar.gz
 # SET=2 runs the second set (te_check.py --set 2), SET="3 2" the third then the second; CASES="name ..." runs some
-# of them. CALIBRATE=1 first times the
+# of them; EXTRA_ARGS is added to every case's arguments (e.g. "--sustain 60"). CALIBRATE=1 first times the
 # cases' GEMMs with scalescope-calibrate (carry build-lease/devbin.txz too; validation/session39/gemm-shapes.json):
 # $D/lease-gemm.json, the lease's own GEMM rates. About 4 minutes on an H100, 2 more with CALIBRATE=1.
 set -uo pipefail
@@ -53,12 +53,12 @@ while read -r name args; do
   if [ "$SECONDS" -gt "${STOP_AFTER:-480}" ]; then echo "== $name not started: $SECONDS s into the call" | tee -a $LOG; continue; fi
   echo "== $(date -u +%T) $name" | tee -a $LOG
   # shellcheck disable=SC2086
-  timeout 200 python3 validation/megatron/mcore_te_step.py $args --out $D/$name.json \
+  timeout 200 python3 validation/megatron/mcore_te_step.py $args ${EXTRA_ARGS:-} --out $D/$name.json \
     --trace $D/traces/$name-trace.json.gz > $D/$name.log 2>&1 < /dev/null
   rc=$?
   echo "$name exit $rc" | tee -a $LOG
   [ $rc -ne 0 ] && tail -25 $D/$name.log | tee -a $LOG
-  grep -E "^(llama|gpt3|nemotron|qwen3)|host per layer" $D/$name.log | tee -a $LOG
+  grep -E "^(llama|gpt3|nemotron|qwen3|gpt-oss)|host per layer|^sustained" $D/$name.log | tee -a $LOG
   pack
 done < $D/cases.txt
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >> $D/environment.txt 2>&1

@@ -177,6 +177,32 @@ def profiled(net, shape, vocab, trace_out):
             "host_sync_wait_s": sum(e["dur"] for e in syncs) * 1e-6}
 
 
+def sustained(net, shape, vocab, seconds, smi_path):
+    """Steps back to back for `seconds` (a training run's steady state: the GPU at its power cap for as long as it
+    lasts) with nvidia-smi sampling beside them: each step's wall time, and the medians of the first second and of the
+    last half with the SM clock and power nvidia-smi read over each. validation/clocks/smi.py."""
+    import time
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "clocks"))
+    import statistics
+    import smi
+    ids, pos, labels = mh.inputs(*shape, vocab)
+    sampler = smi.Sampler(smi_path)
+    time.sleep(1.0)  # idle: the clock recovers, as before the burst steps
+    steps, t0 = [], time.time()
+    while time.time() - t0 < seconds:
+        a = time.time()
+        training_step(net, ids, pos, labels, False)
+        steps.append((a - t0, time.time() - a))
+    t1 = time.time()
+    sampler.stop()
+    first = [d for a, d in steps if a < 1.0]
+    last = [d for a, d in steps if a >= seconds / 2]
+    return {"seconds": seconds, "steps": len(steps), "step_times_s": [round(d, 6) for _, d in steps],
+            "first_second_step_s": statistics.median(first), "last_half_step_s": statistics.median(last),
+            "slowdown": statistics.median(last) / statistics.median(first),
+            "smi_first_second": sampler.window(t0, t0 + 1.0), "smi_last_half": sampler.window(t0 + seconds / 2, t1)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", choices=sorted(MODELS), required=True)
@@ -190,6 +216,8 @@ def main():
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--host-layers", default="", help="L1,L2: also the host time per layer at 1 x 64 tokens")
+    ap.add_argument("--sustain", type=float, default=0.0, help="SECONDS: also run steps back to back this long with "
+                    "nvidia-smi beside them (the step at the power cap's steady state; --out's name with .smi.csv)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--trace", default="")
     a = ap.parse_args()
@@ -210,6 +238,9 @@ def main():
     res["parameters"] = sum(p.numel() for p in net.parameters())
     res["step"] = mh.timed(net, (b, s), vocab, a.steps, step=training_step)
     res["step"].update(profiled(net, (b, s), vocab, a.trace))
+    if a.sustain > 0:
+        res["sustained"] = sustained(net, (b, s), vocab, a.sustain, a.out[:-5] + ".smi.csv")
+        print("sustained", {k: v for k, v in res["sustained"].items() if k != "step_times_s"}, flush=True)
     res["max_allocated_GiB"] = torch.cuda.max_memory_allocated() / 2**30
     print(a.model, a.precision, a.recipe, a.shape, {k: res["step"][k] for k in ("forward_s", "backward_s", "step_s",
                                                                               "gpu_busy_s")}, flush=True)
