@@ -2,6 +2,7 @@
 // FP8 saves (formulas and sources in fp8_costs.hpp).
 #include "scalescope/models/fp8_costs.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "scalescope/models/counts.hpp"
@@ -27,6 +28,23 @@ void memory_kernel(PhaseCost& c, const ComputeModel& m, Bytes b) {
   if (b.value > 0.0) c.add_kernel(m, m.memory_bound(b), 0.0, b);
 }
 
+/// The cast of a tensor of `elements` at `bytes_per_element` (cast_bytes). Transformer Engine's grouped linear
+/// (the routed experts) quantizes each local expert's rows apart (split_quantize): `parts` equal kernels, each at
+/// the rate of its own size and launch floor. Current scaling (tensorwise) computes a part's amax in a kernel of
+/// its own before that part's cast (2 of its bytes per element); the other recipes cast in one kernel.
+void cast_kernels(PhaseCost& c, const ComputeModel& m, const Plan& p, double bytes_per_element, double elements,
+                  int parts) {
+  if (parts == 1) {  // a linear's whole input: one kernel, as before the split (amax included in its bytes)
+    memory_kernel(c, m, Bytes(bytes_per_element * elements));
+    return;
+  }
+  const double amax = p.fp8_recipe == Fp8Recipe::tensorwise ? 2.0 : 0.0, part = elements / parts;
+  for (int i = 0; i < parts; ++i) {
+    if (amax > 0.0) memory_kernel(c, m, Bytes(amax * part));
+    memory_kernel(c, m, Bytes((bytes_per_element - amax) * part));
+  }
+}
+
 }  // namespace
 
 bool fp8_measured_in_stack(const StackProfile& stack) {
@@ -48,14 +66,16 @@ LayerCost fp8_layer_cost_of(const ModelSpec& s, const Plan& p, const ComputeMode
   const bool mlp = kind == LayerKind::transformer || kind == LayerKind::mlp || kind == LayerKind::moe;
   // The MLP GEMMs of the layer: the dense MLP, or the shared experts (t tokens) and the routed experts (x token
   // copies of the rank's experts, moe_costs: Tr top_k etp imbalance) of an MoE layer.
-  struct Gemms { double tokens, f; bool norm_input; };
+  // `parts`: the kernels each cast of those GEMMs' tensors takes (the rank's E / ep routed experts: one each).
+  struct Gemms { double tokens, f; bool norm_input; int parts; };
   std::vector<Gemms> mlps;
+  const int local_experts = std::max(1, s.moe.experts / std::max(1, p.ep));
   if (mlp && !moe) {
-    mlps.push_back({t, s.ffn_hidden / tp, true});
+    mlps.push_back({t, s.ffn_hidden / tp, true, 1});
   } else if (mlp) {
-    if (s.moe.shared_width() > 0) mlps.push_back({t, s.moe.shared_width() / tp, true});
+    if (s.moe.shared_width() > 0) mlps.push_back({t, s.moe.shared_width() / tp, true, 1});
     const double x = t / (p.sp ? tp : 1.0) * s.moe.top_k * p.etp * moe_imbalance(s, p);
-    mlps.push_back({x, static_cast<double>(s.moe.ffn_hidden) / p.etp, false});
+    mlps.push_back({x, static_cast<double>(s.moe.ffn_hidden) / p.etp, false, local_experts});
   }
   const MambaSpec& mb = s.mamba;
   const double di = static_cast<double>(mb.inner()) / tp, dz = static_cast<double>(mb.in_proj_width()) / tp;
@@ -68,13 +88,13 @@ LayerCost fp8_layer_cost_of(const ModelSpec& s, const Plan& p, const ComputeMode
     memory_kernel(c.forward, m, Bytes(plain * t * di));
   }
   for (const Gemms& g : mlps) {
-    memory_kernel(c.forward, m, Bytes((g.norm_input ? norm : plain) * g.tokens * h));
-    memory_kernel(c.forward, m, Bytes(plain * g.tokens * g.f));
+    cast_kernels(c.forward, m, p, g.norm_input ? norm : plain, g.tokens * h, g.parts);
+    cast_kernels(c.forward, m, p, plain, g.tokens * g.f, g.parts);
   }
   // Backward: the output gradients of fc2 and fc1 of each MLP, then out-proj and qkv (backward order).
   for (const Gemms& g : mlps) {
-    memory_kernel(c.backward, m, Bytes(plain * g.tokens * h));
-    memory_kernel(c.backward, m, Bytes(plain * g.tokens * (swiglu ? 2.0 : 1.0) * g.f));
+    cast_kernels(c.backward, m, p, plain, g.tokens * h, g.parts);
+    cast_kernels(c.backward, m, p, plain, g.tokens * (swiglu ? 2.0 : 1.0) * g.f, g.parts);
   }
   if (attention) {
     memory_kernel(c.backward, m, Bytes(plain * t * h));
@@ -90,7 +110,17 @@ LayerCost fp8_layer_cost_of(const ModelSpec& s, const Plan& p, const ComputeMode
   if (!p.fp8_params && microbatches > 0) {
     const double linear = fp8_linear_params_of(s, p, kind, moe_layer);
     const double amax = p.fp8_recipe == Fp8Recipe::tensorwise ? 2.0 : 0.0;
-    memory_kernel(c.forward, m, Bytes(linear * (4.0 + amax) / microbatches));
+    // The routed experts' fc1 and fc2 weights are cast one expert at a time (2 E_r tensors, once per step); the
+    // other linear weights as one amortized kernel, as before.
+    const double routed = moe && local_experts > 1 ? routed_expert_weights(s, p) : 0.0;
+    memory_kernel(c.forward, m, Bytes((linear - routed) * (4.0 + amax) / microbatches));
+    if (routed > 0.0) {
+      const double fc1 = (swiglu ? 2.0 : 1.0) / (swiglu ? 3.0 : 2.0);  // fc1's share of an expert's weights
+      PhaseCost step;
+      cast_kernels(step, m, p, 4.0 + amax, routed * fc1, local_experts);
+      cast_kernels(step, m, p, 4.0 + amax, routed * (1.0 - fc1), local_experts);
+      c.forward += step * (1.0 / microbatches);
+    }
   }
   if (p.recompute == Recompute::full) c.recompute = c.forward;
   return c;
@@ -108,8 +138,13 @@ double fp8_linear_params_of(const ModelSpec& s, const Plan& p, LayerKind kind, b
   const LayerParams& l = moe ? c.moe_layer : c.of(kind);
   if (!moe) return static_cast<double>(l.matmul_weights()) / p.tp;
   // Attention and shared experts split over tp; the rank's E / ep routed experts over etp (the router stays bf16).
-  return static_cast<double>(l.matmul_weights()) / p.tp +
-         static_cast<double>(l.expert_weight) * (s.moe.experts / p.ep) / p.etp;
+  return static_cast<double>(l.matmul_weights()) / p.tp + routed_expert_weights(s, p);
+}
+
+double routed_expert_weights(const ModelSpec& s, const Plan& p) {
+  if (!s.is_moe()) return 0.0;
+  const ParamCounts c = count_params(s);
+  return static_cast<double>(c.moe_layer.expert_weight) * (s.moe.experts / p.ep) / p.etp;
 }
 
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& p) {

@@ -130,6 +130,30 @@ TEST(Fp8, DelayedScalingCastBytesOfOneLayer) {
   EXPECT_EQ(fp8_layer_cost(llama8b(), plan("gbs=4"), r.compute, 4).forward.kernels, 0);
 }
 
+TEST(Fp8, RoutedExpertCastsAreOneKernelPerLocalExpert) {
+  // Qwen3-30B-A3B's MoE layer (128 experts, no shared expert), current scaling, m = 4 micro-batches. Transformer
+  // Engine's grouped linear quantizes each local expert apart (split_quantize; 102 amax kernels a layer with 16
+  // local experts in validation/session40's trace), each part an amax kernel then a cast kernel:
+  //   backward: attention's out-proj and qkv output gradients, one kernel each (2), and the routed fc2 and fc1
+  //     output gradients, E_r parts x 2 kernels each (4 E_r): ep 8 -> E_r 16 -> 66; ep 128 -> E_r 1 -> one kernel
+  //     per tensor as a dense linear: 2 + 2 = 4.
+  //   forward: 2 (qkv and out-proj inputs) + 4 E_r (fc1 and fc2 inputs) + 1 (the attention weights, amortized) +
+  //     2 E_r x 2 kernels of the experts' weights, once per step: 4 E_r / m -> 2 + 64 + 1 + 16 = 83 at ep 8.
+  // The split changes the kernels, not the bytes: the token copies x = T top_k do not depend on ep.
+  const Rig r = h100_node();
+  ModelSpec m = load_model_by_name_or_path("qwen3-30b-a3b").value();
+  m.seq_len = 4096;
+  const Plan ep8 = plan("precision=fp8,fp8_recipe=tensorwise,ep=8,gbs=4");
+  const Plan ep128 = plan("precision=fp8,fp8_recipe=tensorwise,ep=128,gbs=4");
+  const LayerCost split = fp8_layer_cost(m, ep8, r.compute, 4, true);
+  const LayerCost whole = fp8_layer_cost(m, ep128, r.compute, 4, true);
+  EXPECT_EQ(split.backward.kernels, 66);
+  EXPECT_EQ(whole.backward.kernels, 4);
+  EXPECT_EQ(split.forward.kernels, 83);
+  EXPECT_DOUBLE_EQ(split.backward.bytes.value, whole.backward.bytes.value);
+  EXPECT_GT(split.backward.time.value, whole.backward.time.value);
+}
+
 TEST(Fp8, MemoryAddsWeightCopiesAndSavesLinearInputs) {
   // One stage of 32 layers, tp = 1: FP8 copy + transpose = 2 B per linear weight: 2 x 32 x 218,103,808.
   // Activations (flash, no recompute, no sp), per layer and micro-batch: the qkv and fc1 inputs shrink by

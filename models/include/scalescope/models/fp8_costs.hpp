@@ -39,6 +39,12 @@
 // and the routed experts (the x = Tr top_k etp imbalance token copies the rank's experts process, width
 // Fe / etp; their inputs are the permuted tokens, not a norm output, so no norm fusion); the weight casts cover
 // the rank's E / ep experts; FP8 activations save the routed experts' permuted inputs and fc2 inputs.
+// Transformer Engine's grouped linear quantizes each local expert's rows and weights apart (split_quantize, one
+// quantizer per expert): with E_r = E / ep > 1 every routed-expert cast is E_r kernels of 1/E_r of the bytes,
+// each at the elementwise rate of its size and the launch floor, and with current scaling each part's amax is a
+// kernel of its own before its cast. One profiled step of Megatron-Core 0.16.1 + TE 2.20.2 with 16 local experts
+// (validation/session40) ran 408 amax and 336 cast kernels in 4 layers: 102 amax a layer = 16 experts x (fc1 and
+// fc2 inputs, their output gradients, their two weights) + the 6 of attention's qkv and out-proj.
 // Hybrid layers (docs/hybrid.md) cast the linears of their one block: a Mamba-2 layer in_proj (input t x h out of
 // the norm, output gradient t x (2 d_i + 2 G N + n)/tp) and out_proj (input t x d_i/tp, output gradient t x h); an
 // attention layer qkv and out-proj; an MLP layer fc1 and fc2; an MoE layer its shared and routed experts. The dense
@@ -70,6 +76,9 @@ LayerCost fp8_layer_cost_of(const ModelSpec& spec, const Plan& plan, const Compu
 /// an MoE layer's attention, shared experts and its E / ep routed experts / etp), or a hybrid model's Mamba-2,
 /// attention, MLP or MoE layer.
 double fp8_linear_params_of(const ModelSpec& spec, const Plan& plan, LayerKind kind, bool moe_layer = false);
+
+/// The routed experts' linear weights a rank holds: its E / ep experts' fc1 and fc2 over etp (0: a dense model).
+double routed_expert_weights(const ModelSpec& spec, const Plan& plan);
 
 /// Extra bytes of FP8 weight copies for `linear_params` linear weights held by a rank (0 unless fp8).
 Bytes fp8_weight_copy_bytes(double linear_params, const Plan& plan);
