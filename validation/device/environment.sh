@@ -6,6 +6,8 @@ record_environment() {
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
     python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
     lscpu | grep -E "Model name|^CPU\(s\)"
+    # The host's speed at a framework's work (host times per layer differ between leases' CPUs).
+    timeout 60 python3 "$(dirname "${BASH_SOURCE[0]}")/host_probe.py"
   } > "$1" 2>&1
 }
 

@@ -86,6 +86,21 @@ MODELS = {
     "gpt-oss-120b-e16": dict(hidden=2880, heads=64, groups=8, kv_channels=64, ffn=2880, act="quick_geglu",
                              norm="RMSNorm", bias=True, vocab=201088, pos="rope", rotary_base=150000, experts=16,
                              topk=4, moe_ffn=2880, sinks=True, window=128, router_fusion=False),
+    # Session 41's set 4 (issue 21): the same layers with the local experts of other EP sizes (Qwen3-30B's 8 at EP 16,
+    # as the 26.04 rows; 32 at EP 4), Qwen3-235B's 8 (EP 16), and Mixtral 8x7B's layer (8 experts, top-2, a router in
+    # the model's dtype), never run here.
+    "qwen3-30b-a3b-e8": dict(hidden=2048, heads=32, groups=4, kv_channels=128, ffn=6144, act="swiglu",
+                             norm="RMSNorm", bias=False, vocab=151936, pos="rope", rotary_base=1000000, qk_norm=True,
+                             experts=8, topk=8, moe_ffn=768),
+    "qwen3-30b-a3b-e32": dict(hidden=2048, heads=32, groups=4, kv_channels=128, ffn=6144, act="swiglu",
+                              norm="RMSNorm", bias=False, vocab=151936, pos="rope", rotary_base=1000000, qk_norm=True,
+                              experts=32, topk=8, moe_ffn=768),
+    "qwen3-235b-a22b-e8": dict(hidden=4096, heads=64, groups=4, kv_channels=128, ffn=12288, act="swiglu",
+                               norm="RMSNorm", bias=False, vocab=151936, pos="rope", rotary_base=1000000,
+                               qk_norm=True, experts=8, topk=8, moe_ffn=1536),
+    "mixtral-8x7b": dict(hidden=4096, heads=32, groups=8, ffn=14336, act="swiglu", norm="RMSNorm", bias=False,
+                         vocab=32000, pos="rope", rotary_base=1000000, experts=8, topk=2, moe_ffn=14336,
+                         router_dtype=None),
 }
 
 
@@ -126,7 +141,8 @@ def config(model, layers, precision, recipe, ce_fusion):
         # graphs (the recipes capture some modules; not run here).
         kw.update(num_moe_experts=m["experts"], moe_router_topk=m["topk"], moe_ffn_hidden_size=m["moe_ffn"],
                   moe_token_dispatcher_type="alltoall", moe_grouped_gemm=True,
-                  moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-3, moe_router_dtype="fp32",
+                  moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-3,
+                  moe_router_dtype=m.get("router_dtype", "fp32"),
                   moe_router_force_load_balancing=True, moe_permute_fusion=True,
                   moe_router_fusion=m.get("router_fusion", True))
     if precision == "fp8":

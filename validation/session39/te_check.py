@@ -4,13 +4,15 @@
 dense rows (Llama 2 7B, Llama 3 8B, GPT-3 5B, Nemotron 8B), 4 layers deep, bf16 and FP8 (delayed scaling as NeMo
 1.0's rows, tensorwise current scaling as Megatron-Bridge's). Predictions are committed before the lease runs.
 
-Two sets, each predicted before it was measured (--set, default 1):
+Sets, each predicted before it was measured (--set, default 1):
   1  seven cases (predictions.json, by d2fad1d's binary; measured in validation/session39/h100)
   2  seven new cases: two models never run (Llama 2 13B, Llama 3 70B's layer), new shapes, the three cross-entropy
      implementations, bf16 with dropout (predictions2.json, by the code that models cross_entropy_fusion;
      measured in validation/session39/h100-set2)
   3  five MoE cases (session 40, issue 21): the Megatron-Bridge Qwen3 and GPT OSS rows' MoE layers with 16 local
      experts, TE's grouped GEMM, fused permutation and router (validation/session40/predictions3.json)
+  4  seven MoE cases (session 41, issue 21): 8 and 32 local experts, Qwen3-235B's layer with 8, Mixtral 8x7B's
+     layer in bf16 and FP8, set 3's first case again (validation/session41/predictions4.json)
 
   cases    print one line per case: NAME and mcore_te_step.py's arguments (validation/device/session39_te.sh reads them)
   predict  python3 validation/session39/te_check.py predict --out validation/session39/predictions.json
@@ -105,7 +107,32 @@ CASES3 = {
                                 "--host-layers 2,6", "models/catalog/gpt-oss-120b.json", {"experts": 16},
                                 f"precision=mixed,{MOE_PLAN}"),
 }
-SETS = {1: CASES, 2: CASES2, 3: CASES3}
+# Set 4 (session 41, issue 21): other local-expert counts (the host time's growth with them, FP8's per-expert casts
+# priced since session 40 at counts they were not seen at) and Mixtral 8x7B's layer, never run here. The first case
+# repeats set 3's on this lease (a control: its host time on this lease's CPU).
+CASES4 = {
+    "qwen3-30b-e16-fp8-tensorwise-1x4096": CASES3["qwen3-30b-e16-fp8-tensorwise-1x4096"],
+    "qwen3-30b-e8-fp8-tensorwise-1x4096": ("--model qwen3-30b-a3b-e8 --precision fp8 --recipe tensorwise --ce-fusion te "
+                                           "--shape 1x4096 --host-layers 2,6", "models/catalog/qwen3-30b-a3b.json",
+                                           {"experts": 8}, f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+    "qwen3-30b-e32-fp8-tensorwise-1x4096": ("--model qwen3-30b-a3b-e32 --precision fp8 --recipe tensorwise --ce-fusion te "
+                                            "--shape 1x4096 --host-layers 2,6", "models/catalog/qwen3-30b-a3b.json",
+                                            {"experts": 32}, f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+    "qwen3-30b-e8-bf16-1x4096": ("--model qwen3-30b-a3b-e8 --precision bf16 --ce-fusion te --shape 1x4096 "
+                                 "--host-layers 2,6", "models/catalog/qwen3-30b-a3b.json", {"experts": 8},
+                                 f"precision=mixed,{MOE_PLAN}"),
+    "qwen3-235b-e8-fp8-tensorwise-1x4096": ("--model qwen3-235b-a22b-e8 --precision fp8 --recipe tensorwise "
+                                            "--ce-fusion te --shape 1x4096 --host-layers 2,6",
+                                            "models/catalog/qwen3-235b-a22b.json", {"experts": 8},
+                                            f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+    "mixtral-8x7b-bf16-1x4096": ("--model mixtral-8x7b --precision bf16 --ce-fusion te --shape 1x4096 "
+                                 "--host-layers 2,6", "models/catalog/mixtral-8x7b.json", None,
+                                 f"precision=mixed,{MOE_PLAN}"),
+    "mixtral-8x7b-fp8-tensorwise-1x4096": ("--model mixtral-8x7b --precision fp8 --recipe tensorwise --ce-fusion te "
+                                           "--shape 1x4096", "models/catalog/mixtral-8x7b.json", None,
+                                           f"precision=fp8,fp8_recipe=tensorwise,{MOE_PLAN}"),
+}
+SETS = {1: CASES, 2: CASES2, 3: CASES3, 4: CASES4}
 LAYERS = 4
 GPUS = {"NVIDIA H100 80GB HBM3": "dgx-h100-8", "NVIDIA H200": "hgx-h200-8"}
 HOST_COST = "validation/nemo/megatron-core-host/dense.json"
@@ -167,7 +194,7 @@ def cmd_shapes(a):
     doc = None
     seen = set()
     with tempfile.TemporaryDirectory() as tmp:
-        for cases in (CASES3, CASES2, CASES):  # the newest set first: a calibration cut short by its budget keeps them
+        for cases in (CASES4, CASES3, CASES2, CASES):  # the newest set first: a calibration cut short by its budget keeps them
             for name, (args, *_r) in cases.items():
                 b, s = shape_of(args)
                 cmd = [a.bin, "calibrate", "shapes", "--model", model_file(name, tmp, cases), "--mbs", str(b), "--seq",
@@ -209,7 +236,7 @@ def cmd_cases(a):
 
 
 def cmd_predict(a):
-    cases, variants = SETS[a.set], {1: VARIANTS, 2: VARIANTS2, 3: VARIANTS3}[a.set]
+    cases, variants = SETS[a.set], {1: VARIANTS, 2: VARIANTS2, 3: VARIANTS3, 4: VARIANTS3}[a.set]
     if a.set == 2 and not a.control_bin:
         sys.exit("te_check.py: --set 2 needs --control-bin (session 38's binary, the `old` variant)")
     doc = {"schema": "scalescope.te-check/1", "set": a.set, "commit": commit(), "layers": LAYERS,
@@ -263,7 +290,7 @@ def cmd_report(a):
     pred = json.load(open(a.predictions))
     if pred.get("set", 1) == 2:
         return report2(a, pred)
-    if pred.get("set", 1) == 3:
+    if pred.get("set", 1) in (3, 4):
         return report3(a, pred)
     rows, errs = [], {"default": [], "cudnn": [], "host": []}
     for name, e in pred["cases"].items():
