@@ -359,10 +359,14 @@ def report3(a, pred):
     local-spec host time, and TE's measured host time per MoE layer beside the local spec's."""
     local = json.load(open(os.path.join(ROOT, MOE_HOST_COST)))["per_layer_microbatch_s"]["module"]
     rows, errs = [], {"cudnn": [], "default": [], "host": []}
+    # Set 4: host times also as a ratio to the control case's on the same lease (its CPU's speed cancels).
+    control = os.path.join(a.measured, "qwen3-30b-e16-fp8-tensorwise-1x4096.json")
+    control = (json.load(open(control)).get("host_per_layer_s", {}).get("step_s")
+               if pred.get("set") == 4 and os.path.exists(control) else None)
     for name, e in pred["cases"].items():
         path = os.path.join(a.measured, name + ".json")
         if not os.path.exists(path):
-            rows.append(f"| {name} | not measured |" + " |" * 8)
+            rows.append(f"| {name} | not measured |" + " |" * 9)
             continue
         m = json.load(open(path))
         p = e[m["gpu"]]
@@ -379,14 +383,15 @@ def report3(a, pred):
         syncs = m["step"].get("host_syncs", 2) - 2  # less the step's own two torch.cuda.synchronize
         rows.append(f"| {name} | {m['gpu'].replace('NVIDIA ', '')} | {wall*1e3:.2f} | {busy*1e3:.2f} | "
                     + " | ".join(cells) + f" | {syncs / pred['layers']:.1f} | "
-                    + ("" if host is None else f"{host*1e3:.2f}") + " |")
-    out = ["# Session 40: the fused stack's MoE layers against Megatron-Core + Transformer Engine on one GPU", "",
+                    + ("" if host is None else f"{host*1e3:.2f}") + " | "
+                    + ("" if host is None or not control else f"{host / control:.2f}") + " |")
+    out = [f"# Set {pred['set']}: the fused stack's MoE layers against Megatron-Core + Transformer Engine on one GPU", "",
            f"Predictions: commit {pred['commit']} ({pred['predicted_utc']}), {pred['layers']} layers per case.",
            "GPU busy = the union of kernel, copy and memset intervals of one profiled step (forward + backward). "
            f"Megatron-Core's local-spec MoE host time per layer ({MOE_HOST_COST}): {local*1e3:.2f} ms.", "",
            "| case | GPU | measured step ms | GPU busy ms | fused, cuDNN attention (primary) | fused, flash rows | "
-           "with local-spec host time, wall | host syncs per layer | TE host ms per MoE layer |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"] + rows + [""]
+           "with local-spec host time, wall | host syncs per layer | TE host ms per MoE layer | host / control |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows + [""]
     finish(out, errs, a)
 
 
