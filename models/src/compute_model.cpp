@@ -558,6 +558,10 @@ std::vector<SourcedValue> ComputeModel::inputs() const {
       out.push_back({"host_per_layer_microbatch_tensor_parallel_" + std::to_string(processes) + "_processes",
                      cost.value * 1e3, "ms", Provenance::measured, src});
     }
+    if (host_cost_->per_local_expert.value > 0.0) {
+      out.push_back({"host_per_moe_layer_microbatch_local_expert", host_cost_->per_local_expert.value * 1e3, "ms",
+                     Provenance::measured, src});
+    }
   }
   return out;
 }

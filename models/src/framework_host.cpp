@@ -11,14 +11,15 @@
 
 namespace scalescope::models {
 
-Seconds FrameworkHostCost::for_plan(const Plan& plan, int processes_on_host) const {
-  if (plan.tp <= 1) return module;
+Seconds FrameworkHostCost::for_plan(const Plan& plan, int processes_on_host, int local_experts, double moe_share) const {
+  const Seconds experts(per_local_expert.value * std::max(0, local_experts) * std::clamp(moe_share, 0.0, 1.0));
+  if (plan.tp <= 1) return module + experts;
   const std::map<int, Seconds>::value_type* best = nullptr;
   for (const auto& entry : tensor_parallel_by_processes) {
     // iterating in ascending count, `<=` lets the larger of two equally near counts win
     if (!best || std::abs(entry.first - processes_on_host) <= std::abs(best->first - processes_on_host)) best = &entry;
   }
-  return best ? best->second : tensor_parallel;
+  return (best ? best->second : tensor_parallel) + experts;
 }
 
 double FrameworkHostCost::slowest_of(int ranks) const {
@@ -60,7 +61,8 @@ Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const
     JsonCursor root(doc, path);
     root.expect_object();
     root.expect_keys({"schema", "framework", "gpu", "host", "method", "fitted_on", "per_layer_microbatch_s",
-                      "per_edge_microbatch_s", "per_step_s", "forward_share", "after_sync_share", "process_samples", "rows"});
+                      "per_edge_microbatch_s", "per_step_s", "forward_share", "after_sync_share", "process_samples", "rows",
+                      "per_local_expert_s"});
     const std::string schema = root.get_string("schema");
     if (schema != "scalescope.host_dispatch/1") {
       root.at("schema").fail("expected \"scalescope.host_dispatch/1\", got \"" + schema + "\"");
@@ -84,6 +86,11 @@ Expected<FrameworkHostCost> framework_host_cost_from_json(const Json& doc, const
       }
     }
     read_host_extras(root, c);
+    if (auto e = root.find("per_local_expert_s")) {
+      const double v = e->as_nonnegative_number();
+      if (v > 0.1) e->fail("expected seconds per local expert, MoE layer and micro-batch in [0, 0.1], got " + std::to_string(v));
+      c.per_local_expert = Seconds(v);
+    }
     return c;
   });
 }

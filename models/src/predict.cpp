@@ -181,7 +181,10 @@ Expected<Prediction> predict(const ModelSpec& model_in, const Plan& plan, const 
   if (!graph) return graph.error();
   if (host) {
     const int processes_on_host = std::min(plan.gpus(), cluster.gpus_per_node());
-    add_host_dispatch(*graph, HostCosts{host->for_plan(plan, processes_on_host), host->edge_per_microbatch,
+    const int local_experts = model.moe.enabled() ? model.moe.experts / std::max(1, plan.ep) : 0;
+    const double moe_share = model.layers > 0 ? static_cast<double>(model.moe_layers()) / model.layers : 0.0;
+    add_host_dispatch(*graph, HostCosts{host->for_plan(plan, processes_on_host, local_experts, moe_share),
+                                        host->edge_per_microbatch,
                                         host->per_step, compute.host_sync_latency(), host->forward_fraction,
                                         host->after_sync_fraction},
                       graph->stream_bound());

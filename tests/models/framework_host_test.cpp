@@ -55,6 +55,29 @@ TEST(FrameworkHost, TensorParallelCostPicksTheNearestMeasuredProcessCount) {
   EXPECT_EQ(c.for_plan(p, 3).value, 8e-3);
 }
 
+TEST(FrameworkHost, LocalExpertsAddTheirHostTimeToTheMoeShareOfEveryLayer) {
+  // 10 ms per layer plus 1 ms per local expert in MoE layers: 16 local experts (128 experts, ep 8) in 3 of 4 MoE
+  // layers average 10 + 1 x 16 x 0.75 = 22 ms per layer; the TP value gets the same addition.
+  FrameworkHostCost c{"test", "test", Seconds(10e-3), Seconds(12e-3), {}};
+  c.per_local_expert = Seconds(1e-3);
+  Plan p;
+  EXPECT_NEAR(c.for_plan(p, 8, 16, 0.75).value, 22e-3, 1e-12);
+  EXPECT_NEAR(c.for_plan(p, 8).value, 10e-3, 1e-12);  // a dense model: no experts
+  p.tp = 2;
+  EXPECT_NEAR(c.for_plan(p, 8, 16, 0.75).value, 24e-3, 1e-12);
+  // From a file: the key is read, and a value above 0.1 s per expert is refused naming the key.
+  Json doc = Json::parse(R"({"schema": "scalescope.host_dispatch/1", "framework": "x",
+      "per_layer_microbatch_s": {"module": 0.01, "tensor_parallel": 0.01}, "per_local_expert_s": 0.0011})");
+  auto ok = framework_host_cost_from_json(doc, "moe-te.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().str();
+  EXPECT_DOUBLE_EQ(ok->per_local_expert.value, 0.0011);
+  doc["per_local_expert_s"] = 0.5;
+  auto bad = framework_host_cost_from_json(doc, "moe-te.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().str().find("per_local_expert_s"), std::string::npos) << bad.error().str();
+  EXPECT_NE(bad.error().str().find("moe-te.json"), std::string::npos) << bad.error().str();
+}
+
 TEST(FrameworkHost, ReadsTheSession7LeaseFileWithItsProcessCounts) {
   // validation/h200x4-tp-lease7/host-seq256: profile_step.py --timing-only --seq 256, llama-1b
   // mbs 1 gbs 16 (16 micro-batches x 16 layers = 256): single GPU 0.556184 s, TP=2 2.114483 s,

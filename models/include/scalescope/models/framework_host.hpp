@@ -40,6 +40,10 @@ struct FrameworkHostCost {
   double forward_fraction = -1.0;
   double after_sync_fraction = -1.0;
   std::string host_machine = "an unnamed host";  ///< the file's `host`: the machine whose CPU was measured
+  /// Optional (0: not measured): host time per MoE layer and micro-batch for each routed expert the rank holds
+  /// (experts / ep), beyond `module`. Transformer Engine's grouped linear layers quantize and launch per local
+  /// expert, so their host time grows with them (validation/session41).
+  Seconds per_local_expert{0.0};
 
   /// The host time of the slowest of `ranks` processes relative to the costs above: the expected
   /// maximum of `ranks` independent draws from `process_samples` (their empirical distribution:
@@ -50,14 +54,17 @@ struct FrameworkHostCost {
 
   /// The cost that applies to `plan`'s layers when `processes_on_host` ranks run on each host:
   /// `module` without TP; with TP the cost measured at the process count nearest to it (ties: the
-  /// larger), or `tensor_parallel` when none is given.
-  Seconds for_plan(const Plan& plan, int processes_on_host) const;
+  /// larger), or `tensor_parallel` when none is given. With `per_local_expert`, each layer also gets
+  /// per_local_expert x local_experts x moe_share: the rank's routed experts (experts / ep) in its MoE layers,
+  /// averaged over all layers (`moe_share`: MoE layers / layers), since one cost applies to every layer.
+  Seconds for_plan(const Plan& plan, int processes_on_host, int local_experts = 0, double moe_share = 0.0) const;
 };
 
 /// Reads a `scalescope.host_dispatch/1` file (keys: schema, framework, per_layer_microbatch_s
 /// {module, tensor_parallel, optional tensor_parallel_by_processes {"<N>": s}} in seconds, > 0,
 /// process counts integers >= 1; optional per_edge_microbatch_s, per_step_s, forward_share, after_sync_share,
-/// process_samples as in a stack profile's `host` (read_host_extras); other documentation keys are kept out of the model).
+/// process_samples as in a stack profile's `host` (read_host_extras); optional per_local_expert_s in [0, 0.1];
+/// other documentation keys are kept out of the model).
 Expected<FrameworkHostCost> load_framework_host_cost(const std::string& path);
 
 /// The optional keys that a host_dispatch/1 file and a stack profile's `host` share: per_edge_microbatch_s and
