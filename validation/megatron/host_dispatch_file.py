@@ -25,12 +25,15 @@ def main():
     ap.add_argument("--samples", action="store_true", help="the --measured files are processes of one layer: keep "
                     "each one's time relative to their median as process_samples (a step of N ranks waits for the "
                     "slowest of N hosts)")
+    ap.add_argument("--per-local-expert", action="store_true", help="the --measured files are one MoE layer with "
+                    "different numbers of local experts (mcore_te_step.py's dims.experts): module = the least-squares "
+                    "intercept of host time against local experts, per_local_expert_s = its slope")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
     runs = [json.load(open(f)) for f in a.measured]
     te = all(r.get("schema") == "scalescope.mcore_te_step/1" and "host_per_layer_s" in r for r in runs)
-    for r in runs:  # mcore_te_step.py: Megatron-Core's GPT layers with Transformer Engine's spec, dense
-        r.setdefault("variant", "dense")
+    for r in runs:  # mcore_te_step.py: Megatron-Core's GPT layers with Transformer Engine's spec, dense or MoE
+        r.setdefault("variant", "moe (TEGroupedMLP)" if "experts" in r.get("dims", {}) else "dense")
     variants = {r["variant"] for r in runs}
     if len(variants) != 1 or not (te or all(r["schema"] == "scalescope.mcore_moe_host/1" for r in runs)):
         ap.error("--measured: expected mcore_moe_host.py outputs of one variant or mcore_te_step.py outputs with "
@@ -38,6 +41,12 @@ def main():
     variant = variants.pop()
     per = [r["host_per_layer_s"] for r in runs]
     module = statistics.median(p["step_s"] for p in per)
+    slope = None
+    if a.per_local_expert:
+        e = [r["dims"]["experts"] for r in runs]
+        if len(set(e)) < 2:
+            ap.error(f"--per-local-expert: expected runs with at least two local-expert counts, got {sorted(e)}")
+        slope, module = least_squares(e, [p["step_s"] for p in per])
     share = statistics.median(p["forward_s"] / (p["forward_s"] + p["backward_s"]) for p in per)
     stack = json.load(open(a.stack))["host"]
     sw = runs[0]["software"]
@@ -65,6 +74,12 @@ def main():
         "per_edge_microbatch_s": round(stack["per_edge_microbatch_s"], 7),
         "forward_share": round(share, 4),
     }
+    if slope is not None:
+        doc["per_local_expert_s"] = round(slope, 7)
+        doc["fitted_on"]["per_local_expert_s"] = doc["fitted_on"]["module"]
+        doc["method"] += ("; module and per_local_expert_s: the least-squares line of host time per layer against "
+                          "the local experts of the measured runs (" + ", ".join(
+                              f"{r['dims']['experts']}: {p['step_s'] * 1e3:.2f} ms" for r, p in zip(runs, per)) + ")")
     if len(runs) > 1 and a.samples:
         # several processes of one layer: each one's host time relative to their median (slowest_of, framework_host.hpp)
         doc["process_samples"] = [round(p["step_s"] / module, 4) for p in per]
@@ -74,7 +89,16 @@ def main():
     with open(tmp, "w") as f:
         f.write(json.dumps(doc, indent=1) + "\n")
     os.replace(tmp, a.out)
-    print(f"{a.out}: module {module * 1e3:.3f} ms, forward share {share:.3f}")
+    print(f"{a.out}: module {module * 1e3:.3f} ms, forward share {share:.3f}"
+          + ("" if slope is None else f", per local expert {slope * 1e3:.3f} ms"))
+
+
+def least_squares(x, y):
+    """Slope and intercept of the least-squares line through (x, y)."""
+    mx, my = statistics.fmean(x), statistics.fmean(y)
+    sxx = sum((u - mx) ** 2 for u in x)
+    slope = sum((u - mx) * (v - my) for u, v in zip(x, y)) / sxx
+    return slope, my - slope * mx
 
 
 if __name__ == "__main__":
