@@ -46,7 +46,7 @@ def main():
         e = [r["dims"]["experts"] for r in runs]
         if len(set(e)) < 2:
             ap.error(f"--per-local-expert: expected runs with at least two local-expert counts, got {sorted(e)}")
-        slope, module = least_squares(e, [p["step_s"] for p in per])
+        slope, module = statistics.linear_regression(e, [p["step_s"] for p in per])
     share = statistics.median(p["forward_s"] / (p["forward_s"] + p["backward_s"]) for p in per)
     stack = json.load(open(a.stack))["host"]
     sw = runs[0]["software"]
@@ -91,14 +91,6 @@ def main():
     os.replace(tmp, a.out)
     print(f"{a.out}: module {module * 1e3:.3f} ms, forward share {share:.3f}"
           + ("" if slope is None else f", per local expert {slope * 1e3:.3f} ms"))
-
-
-def least_squares(x, y):
-    """Slope and intercept of the least-squares line through (x, y)."""
-    mx, my = statistics.fmean(x), statistics.fmean(y)
-    sxx = sum((u - mx) ** 2 for u in x)
-    slope = sum((u - mx) * (v - my) for u, v in zip(x, y)) / sxx
-    return slope, my - slope * mx
 
 
 if __name__ == "__main__":
